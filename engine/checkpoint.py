@@ -29,11 +29,24 @@ class CheckpointMeta:
     classes: list[str]
     recipe: dict = field(default_factory=dict)
     data: str = ""
-    epochs: int = 0
+    epochs: float = 0  # whole epochs, or a fraction with --budget
     test_accuracy: float | None = None
     test_nll: float | None = None
+    test_images: int | None = None
+    subset_accuracy: float | None = None  # on the bundled 1,000-image test subset
+    images_per_s: float | None = None
+    device: str = ""
+    precision: str = ""
+    minutes: float | None = None  # training time
     date: str = ""
     commit: str | None = None
+
+    def summary(self) -> str:
+        """One line for labels: 'trained here: 2 epochs, 61.3% CIFAR-10 test accuracy'."""
+        epochs = f"{self.epochs:g} epoch{'s' if self.epochs != 1 else ''}"
+        data = "CIFAR-10" if self.data.startswith("CIFAR-10") else (self.data or "its")
+        accuracy = "" if self.test_accuracy is None else f", {100 * self.test_accuracy:.1f}% {data} test accuracy"
+        return f"trained here: {epochs}{accuracy}"
 
 
 def paths(path: str | Path) -> tuple[Path, Path]:

@@ -113,7 +113,7 @@ def create_model(
     elif weights == "random":
         module, description = _seeded_build(spec, seed, options), f"random (seed {seed})"
     else:
-        module, description = _from_checkpoint(spec, weights, seed, options), str(weights)
+        module, description = _from_checkpoint(spec, weights, seed, options)
     target = resolve_device(device)
     module = module.eval().to(target)
     return LoadedModel(spec, module, description, target, spec.transform(module))
@@ -125,18 +125,19 @@ def _seeded_build(spec: ModelSpec, seed: int, options: dict) -> nn.Module:
         return spec.build(**options)
 
 
-def _from_checkpoint(spec: ModelSpec, path: str, seed: int, options: dict) -> nn.Module:
-    """Weights from `path`; a checkpoint with a JSON sidecar rebuilds the architecture it names."""
+def _from_checkpoint(spec: ModelSpec, path: str, seed: int, options: dict) -> tuple[nn.Module, str]:
+    """Weights from `path` and their label; a checkpoint with a JSON sidecar rebuilds the architecture
+    it names and is labelled with how it was trained."""
     from . import checkpoint
 
     if not checkpoint.paths(path)[1].is_file():
         module = _seeded_build(spec, seed, options)
         load_state_dict_strict(module, read_state_dict(path), path)
-        return module
+        return module, str(path)
     rebuilt, meta = checkpoint.load(path)
     if meta.architecture != spec.name:
-        raise CheckpointError(f"checkpoint {path} is a {meta.architecture}, not a {spec.name}")
-    return rebuilt
+        raise CheckpointError(f"checkpoint {Path(path).name} is a {meta.architecture}, not a {spec.name}")
+    return rebuilt, f"{meta.summary()} ({Path(path).name})"
 
 
 def _timm_spec(name: str, label: str, family: str, split, attention=None) -> ModelSpec:

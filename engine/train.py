@@ -5,11 +5,14 @@
 AdamW, linear warmup then cosine decay, label smoothing, mixup/CutMix, random crop (pad 4) and
 flip, stochastic depth. The dataset (an ImageFolder with train/ and test/, or `cifar10` for
 torchvision's download) is decoded once into a uint8 tensor on the device; batches are augmented
-there. On CUDA: bf16 autocast and channels_last. Every epoch writes the checkpoint (engine.checkpoint)
-and `PATH.state.pt` (optimizer and progress) so `--resume PATH` continues a run that stopped
-(`--stop-after N` ends one after N epochs, for time-limited sessions); the end of every run
-evaluates on test/ (accuracy and NLL) into the sidecar. Randomness is seeded per epoch, so a resumed run
-repeats an uninterrupted one.
+there. bf16 autocast and channels_last on CUDA and on CPUs with bf16 units (AVX512-BF16 or AMX),
+fp32 elsewhere (`--precision`). `--budget MINUTES` fits warmup and cosine decay to wall-clock time
+(schedule progress = training time / budget) instead of `--epochs`. Every epoch writes the checkpoint
+(engine.checkpoint) and `PATH.state.pt` (optimizer and progress) so `--resume PATH` continues a run
+that stopped (`--stop-after N` ends one after N epochs, for time-limited sessions). The end of every
+run evaluates on test/ (accuracy and NLL) and on the bundled 1,000-image subset, and records them with
+images/s, device, precision, epochs and minutes in the sidecar. Randomness is seeded per epoch, so a
+resumed run repeats an uninterrupted one.
 """
 from __future__ import annotations
 
@@ -28,6 +31,7 @@ from torch import nn
 from tqdm import tqdm
 
 from . import checkpoint as ckpt
+from .cifar_subset import subset
 from .errors import CheckpointError, EngineError
 from .models import CHECKPOINTS, CIFAR10_CLASSES, CIFAR10_MEAN, CIFAR10_STD, DEFAULT_WIDTH, checkpoint_stem, resolve_placement
 from .placement import PAPER_DEPTHS
@@ -45,6 +49,8 @@ class TrainConfig:
     depths: tuple[int, ...] | None = None
     width: int | None = None
     epochs: int = 30
+    budget: float | None = None  # minutes of training; replaces `epochs` as the schedule's length
+    precision: str = "auto"  # auto, bf16 or fp32
     batch_size: int = 256
     lr: float = 1e-3
     weight_decay: float = 0.05
@@ -80,7 +86,7 @@ class TrainConfig:
         return options
 
     def recipe(self) -> dict:
-        keys = ("batch_size", "lr", "weight_decay", "warmup_epochs", "smoothing", "mixup", "cutmix", "drop_path", "seed")
+        keys = ("epochs", "budget", "batch_size", "lr", "weight_decay", "warmup_epochs", "smoothing", "mixup", "cutmix", "drop_path", "seed")
         return {"optimizer": "AdamW", "schedule": "linear warmup, cosine", "augment": "random crop (pad 4), flip"} | {
             k: getattr(self, k) for k in keys
         }
@@ -197,12 +203,28 @@ def crop_flip(x: torch.Tensor, generator: torch.Generator, pad: int = 4) -> torc
     return padded.permute(0, 2, 3, 1)[batch, rows[:, :, None], cols[:, None, :]].permute(0, 3, 1, 2)
 
 
-def lr_at(step: int, total: int, warmup: int, base: float) -> float:
-    """Linear warmup over `warmup` steps, then cosine decay to zero at `total`."""
+def lr_at(step: int, total: int, warmup: int, base: float, progress: float | None = None) -> float:
+    """Linear warmup over `warmup` steps, then cosine decay to zero at `total` steps, or, given
+    `progress` (training time / budget), at progress 1."""
     if step < warmup:
         return base * (step + 1) / warmup
-    progress = (step - warmup) / max(1, total - warmup)
+    if progress is None:
+        progress = (step - warmup) / max(1, total - warmup)
     return base * 0.5 * (1 + math.cos(math.pi * min(1.0, progress)))
+
+
+def cpu_has_bf16() -> bool:
+    """Whether this CPU computes bf16 in hardware (AVX512-BF16 or AMX), where autocast pays."""
+    return bool(torch.cpu._is_avx512_bf16_supported() or torch.cpu._is_amx_tile_supported())
+
+
+def resolve_precision(precision: str, device: torch.device) -> str:
+    """'bf16' or 'fp32' for `precision` ('auto': bf16 on CUDA and on CPUs with bf16 units)."""
+    if precision == "auto":
+        return "bf16" if device.type == "cuda" or cpu_has_bf16() else "fp32"
+    if precision not in ("bf16", "fp32"):
+        raise EngineError(f"precision must be auto, bf16 or fp32, not {precision!r}")
+    return precision
 
 
 def param_groups(model: nn.Module, weight_decay: float) -> list[dict]:
@@ -214,7 +236,7 @@ def param_groups(model: nn.Module, weight_decay: float) -> list[dict]:
 
 
 @torch.no_grad()
-def evaluate(model: nn.Module, split: Split, device: torch.device, batch_size: int = 1000) -> Evaluation:
+def evaluate(model: nn.Module, split: Split, device: torch.device, batch_size: int = 1000, precision: str = "fp32") -> Evaluation:
     """Top-1 accuracy and mean NLL (cross-entropy of the softmax) over `split`."""
     model.eval()
     normalize = Normalize(device)
@@ -222,16 +244,22 @@ def evaluate(model: nn.Module, split: Split, device: torch.device, batch_size: i
     for start in range(0, len(split.labels), batch_size):
         x = normalize(split.images[start : start + batch_size].to(device))
         y = split.labels[start : start + batch_size].to(device)
-        with torch.autocast(device.type, torch.bfloat16, enabled=device.type == "cuda"):
-            logits = model(_memory_format(x, device)).float()
+        with torch.autocast(device.type, torch.bfloat16, enabled=precision == "bf16"):
+            logits = model(_memory_format(x, precision)).float()
         nll += F.cross_entropy(logits, y, reduction="sum").item()
         correct += (logits.argmax(1) == y).sum().item()
     count = len(split.labels)
     return Evaluation(correct / max(1, count), nll / max(1, count), count)
 
 
-def _memory_format(x: torch.Tensor, device: torch.device) -> torch.Tensor:
-    return x.contiguous(memory_format=torch.channels_last) if device.type == "cuda" else x
+def _memory_format(x: torch.Tensor, precision: str) -> torch.Tensor:
+    return x.contiguous(memory_format=torch.channels_last) if precision == "bf16" else x
+
+
+def subset_split() -> Split:
+    """The bundled CIFAR-10 test subset (engine.cifar_subset) as a Split."""
+    images, labels = subset()
+    return Split(torch.from_numpy(images).permute(0, 3, 1, 2).contiguous(), torch.from_numpy(labels).long())
 
 
 def _mixer(cfg: TrainConfig, num_classes: int):
@@ -252,8 +280,9 @@ def _seed_epoch(seed: int, epoch: int) -> torch.Generator:
 
 
 def train(cfg: TrainConfig) -> TrainResult:
-    """Train per `cfg`, writing the checkpoint each epoch and the test evaluation at the end."""
+    """Train per `cfg`, writing the checkpoint each epoch and the evaluations at the end."""
     device = resolve_device(cfg.device)
+    precision = resolve_precision(cfg.precision, device)
     if not cfg.resume:  # fail on a bad model name or placement before decoding the data
         get_spec(cfg.model)
         cfg.build_options(10)
@@ -269,8 +298,9 @@ def train(cfg: TrainConfig) -> TrainResult:
         resume_state = None
     out = cfg.out or CHECKPOINTS / checkpoint_stem(architecture, options)
     model = model.to(device)
-    if device.type == "cuda":
+    if precision == "bf16":
         model = model.to(memory_format=torch.channels_last)
+    if device.type == "cuda":
         torch.backends.cudnn.benchmark = True
         torch.backends.cuda.matmul.allow_tf32 = True
         torch.backends.cudnn.allow_tf32 = True
@@ -279,52 +309,79 @@ def train(cfg: TrainConfig) -> TrainResult:
     steps_per_epoch = len(data.train.labels) // cfg.batch_size
     if steps_per_epoch == 0 or cfg.batch_size % 2:
         raise EngineError(f"batch size {cfg.batch_size} must be even and at most the {len(data.train.labels)} training images")
+    budget_s = None if cfg.budget is None else 60 * cfg.budget
+    epochs = cfg.epochs if budget_s is None else math.inf
     total, warmup = steps_per_epoch * cfg.epochs, round(steps_per_epoch * cfg.warmup_epochs)
-    start_epoch = 0
+    start_epoch, elapsed, step = 0, 0.0, 0
     if resume_state is not None:
         optimizer.load_state_dict(resume_state["optimizer"])
         start_epoch = int(resume_state["epoch"])
+        elapsed, step = float(resume_state.get("elapsed", 0.0)), int(resume_state.get("step", start_epoch * steps_per_epoch))
     train_images, train_labels = data.train.images.to(device), data.train.labels.to(device)
     normalize, mix = Normalize(device), _mixer(cfg, len(data.classes))
     meta = ckpt.CheckpointMeta(architecture, options, list(data.classes), cfg.recipe(), data.description)
-    losses, seen, elapsed = [], 0, 0.0
-    end_epoch = cfg.epochs if cfg.stop_after is None else min(cfg.epochs, start_epoch + cfg.stop_after)
-    for epoch in range(start_epoch, end_epoch):
+    meta.device, meta.precision = _device_name(device), precision
+    losses, seen, run_time = [], 0, 0.0
+    end_epoch = epochs if cfg.stop_after is None else min(epochs, start_epoch + cfg.stop_after)
+    epoch, out_of_time = start_epoch, False
+    while epoch < end_epoch and not out_of_time:
         generator = _seed_epoch(cfg.seed, epoch)
         order = torch.randperm(len(train_labels), generator=generator).to(device)
         model.train()
         loss_sum, correct = torch.zeros((), device=device), torch.zeros((), device=device)
-        bar = tqdm(range(steps_per_epoch), desc=f"epoch {epoch + 1}/{cfg.epochs}", disable=not cfg.progress)
-        tick = time.perf_counter()
+        of = f"/{cfg.epochs}" if budget_s is None else f" of {cfg.budget:g} min"
+        bar = tqdm(range(steps_per_epoch), desc=f"epoch {epoch + 1}{of} [{precision}, {device.type}]", disable=not cfg.progress)
+        tick, done_steps = time.perf_counter(), 0
         for i in bar:
             idx = order[i * cfg.batch_size : (i + 1) * cfg.batch_size]
             x = normalize(crop_flip(train_images[idx], generator))
             x, target = mix(x, train_labels[idx])
+            now = elapsed + time.perf_counter() - tick
+            progress = None if budget_s is None else now / budget_s
             for group in optimizer.param_groups:
-                group["lr"] = lr_at(epoch * steps_per_epoch + i, total, warmup, cfg.lr)
-            with torch.autocast(device.type, torch.bfloat16, enabled=device.type == "cuda"):
-                logits = step_model(_memory_format(x, device))
+                group["lr"] = lr_at(step, total, warmup, cfg.lr, progress)
+            with torch.autocast(device.type, torch.bfloat16, enabled=precision == "bf16"):
+                logits = step_model(_memory_format(x, precision))
             loss = torch.sum(-target * F.log_softmax(logits.float(), dim=-1), dim=-1).mean()
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             optimizer.step()
             loss_sum += loss.detach()
             correct += (logits.argmax(1) == target.argmax(1)).sum()
+            step, done_steps = step + 1, done_steps + 1
             if i % 20 == 19 or i == steps_per_epoch - 1:
                 done = (i + 1) * cfg.batch_size
                 rate = done / (time.perf_counter() - tick)
                 bar.set_postfix(loss=f"{loss_sum.item() / (i + 1):.3f}", acc=f"{correct.item() / done:.3f}", img_s=f"{rate:.0f}")
-        elapsed += time.perf_counter() - tick
-        seen += steps_per_epoch * cfg.batch_size
-        losses.append(loss_sum.item() / steps_per_epoch)
-        meta.epochs = epoch + 1
-        if meta.epochs % cfg.save_every == 0 or meta.epochs == end_epoch:
+            if budget_s is not None and elapsed + time.perf_counter() - tick >= budget_s:
+                out_of_time = True
+                break
+        bar.close()
+        spent = time.perf_counter() - tick
+        elapsed, run_time = elapsed + spent, run_time + spent
+        seen += done_steps * cfg.batch_size
+        losses.append(loss_sum.item() / max(1, done_steps))
+        epoch += 1
+        meta.epochs = epoch if budget_s is None else round(step / steps_per_epoch, 2)
+        meta.minutes = round(elapsed / 60, 1)
+        meta.images_per_s = round(seen / run_time, 1)
+        if epoch % cfg.save_every == 0 or epoch == end_epoch or out_of_time:
             ckpt.save(model, out, meta, half=cfg.half)
-            torch.save({"optimizer": optimizer.state_dict(), "epoch": meta.epochs}, _state_file(out))
-    evaluation = evaluate(model, data.test, device, cfg.eval_batch_size)
-    meta.test_accuracy, meta.test_nll = evaluation.accuracy, evaluation.nll
+            state = {"optimizer": optimizer.state_dict(), "epoch": epoch, "elapsed": elapsed, "step": step}
+            torch.save(state, _state_file(out))
+    evaluation = evaluate(model, data.test, device, cfg.eval_batch_size, precision)
+    meta.test_accuracy, meta.test_nll, meta.test_images = evaluation.accuracy, evaluation.nll, evaluation.count
+    if tuple(data.classes) == CIFAR10_CLASSES:
+        meta.subset_accuracy = evaluate(model, subset_split(), device, cfg.eval_batch_size, precision).accuracy
     path = ckpt.save(model, out, meta, half=cfg.half)
-    return TrainResult(model.eval(), path, evaluation, losses, seen / elapsed if elapsed else 0.0)
+    return TrainResult(model.eval(), path, evaluation, losses, seen / run_time if run_time else 0.0)
+
+
+def _device_name(device: torch.device) -> str:
+    """'cuda: <GPU name>' or 'cpu: <N> threads'."""
+    if device.type == "cuda":
+        return f"cuda: {torch.cuda.get_device_name(device)}"
+    return f"cpu: {torch.get_num_threads()} threads"
 
 
 def _state_file(checkpoint: str | Path) -> Path:
@@ -352,6 +409,8 @@ def parse_args(argv: list[str] | None = None) -> TrainConfig:
     p.add_argument("--width", type=int, default=None, help="stage-1 bottleneck width (64 as ResNet-50)")
     for name in ("epochs", "batch-size", "seed", "limit-train", "limit-test", "eval-batch-size", "save-every"):
         p.add_argument(f"--{name}", type=int, default=getattr(d, name.replace("-", "_")))
+    p.add_argument("--budget", type=float, default=None, help="minutes of training; the schedule fits this time instead of --epochs")
+    p.add_argument("--precision", default=d.precision, help="auto (bf16 on CUDA and CPUs with bf16 units), bf16 or fp32")
     p.add_argument("--stop-after", type=int, default=None, help="end this run after N epochs; --resume goes on")
     for name in ("lr", "weight-decay", "warmup-epochs", "smoothing", "mixup", "cutmix", "drop-path"):
         p.add_argument(f"--{name}", type=float, default=getattr(d, name.replace("-", "_")))
@@ -369,7 +428,7 @@ def parse_args(argv: list[str] | None = None) -> TrainConfig:
 def main(argv: list[str] | None = None) -> TrainResult:
     result = train(parse_args(argv))
     e = result.evaluation
-    print(f"test accuracy {e.accuracy:.4f}, NLL {e.nll:.4f} on {e.count} images; {result.images_per_s:.0f} img/s; {result.checkpoint}")
+    print(f"test accuracy {e.accuracy:.4f}, NLL {e.nll:.4f} on {e.count} images; {result.images_per_s:.0f} img/s; {result.checkpoint}", flush=True)
     return result
 
 

@@ -6,6 +6,7 @@ from PIL import Image
 from engine.errors import EngineError, WeightsUnavailableError
 from engine.models import CIFAR10_CLASSES, build_alternet, cifar_transform
 from engine.models.alternet import MSABlock, alternet_blocks, attention_modules
+from engine.models.cifar_vit import DEFAULTS as VIT_DEFAULTS
 from engine.placement import (
     PAPER_DEPTHS,
     PAPER_PLACEMENT,
@@ -153,14 +154,14 @@ def test_registry_entries():
     kinds = [s.kind for s in resnet.spec.blocks(resnet.module)]
     assert "msa" not in kinds and kinds.count("pool") == 3 and len(kinds) == 1 + sum(PAPER_DEPTHS)
     vit = create_model("vit_cifar", weights="random", device="cpu")
-    assert len(vit.spec.blocks(vit.module)) == 25 and vit.spec.attention == "global"
+    assert len(vit.spec.blocks(vit.module)) == 1 + 2 * VIT_DEFAULTS["depth"] and vit.spec.attention == "global"
     with torch.no_grad():
         assert vit.module(torch.randn(1, 3, 32, 32)).shape == (1, 10)
 
 
 def test_missing_checkpoint_is_reported_not_replaced():
-    with pytest.raises(WeightsUnavailableError, match="no trained checkpoint is bundled for AlterNet with MSA placement 's4:4'"):
-        get_spec("alternet").pretrained(msa="s4:4")
+    with pytest.raises(WeightsUnavailableError, match="no trained checkpoint is bundled for AlterNet with MSA placement 's3:6'"):
+        get_spec("alternet").pretrained(msa="s3:6")
     with pytest.raises(WeightsUnavailableError, match="no trained checkpoint is bundled for the pre-activation"):
         create_model("preact_resnet", width=WIDTH)
 

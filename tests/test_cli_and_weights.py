@@ -74,7 +74,7 @@ def test_checkpoint_round_trip_and_mismatch(photos, tmp_path):
     x = engine.Analyzer(original).preprocess(photos[:1])
     with torch.inference_mode():
         assert torch.equal(original.module(x), loaded.module(x))
-    assert loaded.weights == str(path) and not loaded.random
+    assert loaded.weights == str(path) and not loaded.random  # a bare state dict: labelled by its path
     with pytest.raises(engine.CheckpointError, match="missing: .*head.weight|wrong shape"):
         engine.create_model("vit_small_patch16_224", weights=str(path), device="cpu")
 

@@ -5,6 +5,7 @@ a placement with no bundled checkpoint raises WeightsUnavailableError rather tha
 """
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Callable, Sequence
 
 from PIL import Image
@@ -15,13 +16,13 @@ from ..errors import WeightsUnavailableError
 from ..placement import PAPER_DEPTHS, Placement, buildup_sequence, parse
 from ..registry import ASSETS, ModelSpec, Transform, register_model
 from .alternet import AlterNet, alternet_blocks
-from .cifar_vit import vit_cifar
+from .cifar_vit import DEFAULTS as VIT_DEFAULTS, vit_cifar
 
 CIFAR10_CLASSES = ("airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck")
 CIFAR10_MEAN = (0.4914, 0.4822, 0.4465)
 CIFAR10_STD = (0.2470, 0.2435, 0.2616)
 CHECKPOINTS = ASSETS / "checkpoints"
-DEFAULT_WIDTH = 64
+DEFAULT_WIDTH = 16  # the width of the bundled family (the paper's ResNet-50 is 64)
 
 
 def cifar10_labels() -> tuple[str, ...]:
@@ -70,17 +71,35 @@ def build_preact_resnet(
 
 def checkpoint_stem(name: str, options: dict) -> str:
     """The bundled checkpoint's file stem for a model built with `options`:
-    `name[-placement tag][-d<depths>][-w<width>]`, defaults left out."""
+    `name[-placement tag][-d<depths>][-w<width>]` (ViT: `vit_cifar[-p<patch>][-d<dim>][-l<depth>][-h<heads>]`),
+    defaults left out. An AlterNet without MSA blocks shares the PreAct ResNet's checkpoint."""
     parts = [name]
     if name in ("alternet", "preact_resnet"):
         depths = tuple(options.get("depths") or PAPER_DEPTHS)
-        if name == "alternet":
-            parts.append(resolve_placement(options.get("msa"), depths).tag)
+        placement = resolve_placement(options.get("msa"), depths) if name == "alternet" else None
+        if placement is not None and placement.total == 0:  # an AlterNet without MSAs is the PreAct ResNet
+            parts = ["preact_resnet"]
+        elif placement is not None:
+            parts.append(placement.tag)
         if depths != PAPER_DEPTHS:
             parts.append("d" + "_".join(map(str, depths)))
         if options.get("width", DEFAULT_WIDTH) != DEFAULT_WIDTH:
             parts.append(f"w{options['width']}")
+    if name == "vit_cifar":
+        short = {"patch_size": "p", "embed_dim": "d", "depth": "l", "num_heads": "h"}
+        parts += [f"{short[k]}{options[k]}" for k in short if options.get(k, VIT_DEFAULTS[k]) != VIT_DEFAULTS[k]]
     return "-".join(parts)
+
+
+def bundled_path(name: str, options: dict | None = None) -> Path | None:
+    """The bundled checkpoint of CIFAR model `name` built with `options`, or None if none is bundled."""
+    path = CHECKPOINTS / f"{checkpoint_stem(name, options or {})}.safetensors"
+    return path if path.is_file() else None
+
+
+def bundled_names() -> list[str]:
+    """The names (file stems) of the bundled checkpoints, e.g. 'alternet-s4b4', 'vit_cifar'."""
+    return sorted(path.stem for path in CHECKPOINTS.glob("*.safetensors"))
 
 
 def bundled(stem: str, what: str) -> tuple[nn.Module, str]:
@@ -94,9 +113,7 @@ def bundled(stem: str, what: str) -> tuple[nn.Module, str]:
             "use weights 'random', a checkpoint path, or train one with `python -m engine.train`"
         )
     module, meta = load(path)
-    accuracy = "" if meta.test_accuracy is None else f", test accuracy {100 * meta.test_accuracy:.1f}%"
-    epochs = f"{meta.epochs} epoch{'s' if meta.epochs != 1 else ''}"
-    return module, f"trained on {meta.data or 'CIFAR-10'}, {epochs}{accuracy} ({path.name})"
+    return module, f"{meta.summary()} ({path.name})"
 
 
 def pretrained_alternet(
@@ -112,8 +129,8 @@ def pretrained_preact_resnet(depths: Sequence[int] = PAPER_DEPTHS, width: int = 
     return bundled(stem, "the pre-activation ResNet")
 
 
-def pretrained_vit_cifar() -> tuple[nn.Module, str]:
-    return bundled("vit_cifar", "ViT-Ti for CIFAR")
+def pretrained_vit_cifar(**options) -> tuple[nn.Module, str]:
+    return bundled(checkpoint_stem("vit_cifar", options), "the CIFAR ViT")
 
 
 def _cifar_spec(name: str, label: str, family: str, build: Callable, blocks: Callable, attention, pretrained) -> ModelSpec:
@@ -136,4 +153,4 @@ register_model(_cifar_spec("alternet", "Alter-ResNet-50 (CIFAR)", "alternet", bu
 register_model(
     _cifar_spec("preact_resnet", "PreAct ResNet-50 (CIFAR)", "resnet", build_preact_resnet, alternet_blocks, None, pretrained_preact_resnet)
 )
-register_model(_cifar_spec("vit_cifar", "ViT-Ti/2 (CIFAR)", "vit", vit_cifar, B.vit_blocks, "global", pretrained_vit_cifar))
+register_model(_cifar_spec("vit_cifar", "ViT/4 (CIFAR)", "vit", vit_cifar, B.vit_blocks, "global", pretrained_vit_cifar))

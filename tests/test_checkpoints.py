@@ -1,0 +1,41 @@
+"""The bundled CIFAR-10 checkpoints: each rebuilds its architecture from its sidecar alone, and its
+accuracy on the bundled test subset agrees with what its sidecar recorded at the end of training."""
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from engine import checkpoint as ckpt
+from engine.models import CHECKPOINTS, checkpoint_stem
+from engine.placement import PAPER_DEPTHS, buildup_sequence
+from engine.registry import create_model
+from engine.train import evaluate, subset_split
+
+SIDECARS = sorted(CHECKPOINTS.glob("*.json"))
+# the issue's first priority: build-up steps 0, 2, 4 and 6 (the paper's placement) and the CIFAR ViT
+FIRST = [checkpoint_stem("alternet", {"msa": buildup_sequence(PAPER_DEPTHS)[n]}) for n in (0, 2, 4, 6)] + ["vit_cifar"]
+
+
+def test_the_first_members_of_the_family_are_bundled():
+    assert {path.stem for path in SIDECARS} >= set(FIRST)
+
+
+@pytest.mark.parametrize("sidecar", SIDECARS, ids=lambda path: path.stem)
+def test_checkpoint_rebuilds_from_its_sidecar_and_keeps_its_subset_accuracy(sidecar):
+    meta = json.loads(sidecar.read_text())
+    assert "JPEG-q75 re-encoding" in meta["data"] and meta["classes"][0] == "airplane"
+    assert meta["epochs"] > 0 and meta["test_images"] == 10_000 and meta["minutes"] > 0 and meta["images_per_s"] > 0
+    model, loaded = ckpt.load(sidecar)  # the registry builds what the sidecar names, loaded strictly
+    assert type(model).__name__ in ("AlterNet", "VisionTransformer") and loaded.options == meta["options"]
+    accuracy = evaluate(model, subset_split(), torch.device("cpu"), batch_size=250).accuracy  # fp32
+    assert abs(accuracy - meta["subset_accuracy"]) <= 0.02
+    assert accuracy > 0.25  # far above chance (10%): training took
+
+
+def test_the_app_loads_the_bundled_checkpoint_as_pretrained_weights_with_its_label():
+    model = create_model("alternet", "pretrained", device="cpu")  # the paper's placement at DEFAULT_WIDTH
+    meta = json.loads((CHECKPOINTS / f"{checkpoint_stem('alternet', {})}.json").read_text())
+    accuracy = f"{100 * meta['test_accuracy']:.1f}% CIFAR-10 test accuracy"
+    assert not model.random and model.weights.startswith(f"trained here: {meta['epochs']:g} epochs, {accuracy}")

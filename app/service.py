@@ -5,17 +5,21 @@
 """
 from __future__ import annotations
 
+import contextvars
+import functools
 import threading
 from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable, TypeVar
 
 import numpy as np
 from PIL import Image
 
 import engine
 from engine.images import ImageInput
+from engine.models import CHECKPOINTS, bundled_names, bundled_path
 from engine.registry import resolve_device
 from engine.results import Analysis, ModelResult
 from engine.weights import hub_reachable
@@ -23,11 +27,27 @@ from engine.weights import hub_reachable
 DEFAULT_MODELS = ("resnet50", "vit_small_patch16_224")
 MAX_MODELS = 4
 MAX_CACHED = 10  # loaded models kept; the least recently used goes first
-WEIGHT_MODES = ("pretrained", "random")
+AUTO = "auto"  # pretrained online; offline, bundled checkpoints where they exist, else random
+WEIGHT_MODES = (AUTO, "pretrained", "random")
+WEIGHT_LABELS = {AUTO: "trained where available", "pretrained": "pretrained only", "random": "random (seeded)"}
 SAMPLES = sorted((Path(__file__).resolve().parent.parent / "assets" / "samples").glob("*.jpg"))
 
+MODEL_THREAD = "models"
 Report = Callable[[float, str], None]
 Options = tuple[tuple[str, object], ...]
+Method = TypeVar("Method", bound=Callable[..., Any])
+
+
+def on_model_thread(method: Method) -> Method:
+    """Run a method of a Service (or of an object holding one as `.service`) on that service's one
+    model thread, waiting for the result."""
+
+    @functools.wraps(method)
+    def run(self, *args, **kwargs):
+        service = self if isinstance(self, Service) else self.service
+        return service.call(method, self, *args, **kwargs)
+
+    return run  # type: ignore[return-value]
 
 
 @dataclass
@@ -53,7 +73,13 @@ class ModelRun:
 
 @dataclass
 class Service:
-    """Loads models once per (name, weights), runs one analysis at a time, counts forward passes."""
+    """Loads models once per (name, weights), runs them on one thread, counts forward passes.
+
+    Every model call runs on the service's single model thread, so one runs at a time (lesions
+    change the shared, cached models) and all model memory is allocated by that one thread: run from
+    each request's own thread, glibc gave every thread its own malloc arena and the server grew by
+    about 1 GB under 16 concurrent clients.
+    """
 
     seed: int = 0
     device: str = "auto"
@@ -61,7 +87,7 @@ class Service:
     _probe: threading.Thread | None = None
     _models: OrderedDict[tuple[str, str, Options], engine.LoadedModel] = field(default_factory=OrderedDict)
     _evicted_passes: int = 0
-    _lock: threading.RLock = field(default_factory=threading.RLock)
+    _worker: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(1, thread_name_prefix=MODEL_THREAD))
 
     @classmethod
     def start(cls, **kwargs) -> Service:
@@ -78,19 +104,30 @@ class Service:
             self._probe.join()
         return bool(self._online and self._online[0])
 
-    @property
-    def default_weights(self) -> str:
-        return "pretrained" if self.online else "random"
+    def weights_for(self, name: str, weights: str | None = None, **options) -> str:
+        """The weights mode `name` loads with: 'pretrained' or 'random' as asked; for 'auto' (or None),
+        the trained weights where they can be had (the hub's when it answers; a CIFAR model's bundled
+        checkpoint), else seeded random."""
+        if weights not in (None, "", AUTO):
+            return weights
+        if engine.get_spec(name).dataset == "cifar10":  # their trained weights are bundled, not on the hub
+            trained = bundled_path(name, options) is not None
+        else:
+            trained = self.online
+        return "pretrained" if trained else "random"
 
     @property
     def forward_passes(self) -> int:
         """Forward passes made by every model loaded so far."""
         return self._evicted_passes + sum(model.forward_passes for model in self._models.values())
 
-    @property
-    def lock(self) -> threading.RLock:
-        """Held while a model runs: lesions change the shared, cached models."""
-        return self._lock
+    def call(self, fn: Callable[..., Any], *args, **kwargs) -> Any:
+        """`fn(*args, **kwargs)` on the model thread (directly when already there), with the caller's
+        context variables (Gradio's progress bar reads them)."""
+        if threading.current_thread().name.startswith(MODEL_THREAD):
+            return fn(*args, **kwargs)
+        context = contextvars.copy_context()
+        return self._worker.submit(context.run, fn, *args, **kwargs).result()
 
     def models(self) -> list[tuple[str, str]]:
         """(label, name) of every registered model, for pickers."""
@@ -99,17 +136,31 @@ class Service:
     def is_loaded(self, name: str, weights: str, **options) -> bool:
         return (name, weights, tuple(sorted(options.items()))) in self._models
 
+    @on_model_thread
     def load(self, name: str, weights: str, **options) -> engine.LoadedModel:
         """The model built with `options` (an AlterNet's `msa`, ...), loaded once and cached."""
         key = (name, weights, tuple(sorted(options.items())))
-        with self._lock:
-            if key not in self._models:
-                self._models[key] = engine.create_model(name, weights, self.seed, self.device, **options)
-                while len(self._models) > MAX_CACHED:
-                    self._evicted_passes += self._models.popitem(last=False)[1].forward_passes
-            self._models.move_to_end(key)
-            return self._models[key]
+        if key not in self._models:
+            self._models[key] = engine.create_model(name, weights, self.seed, self.device, **options)
+            while len(self._models) > MAX_CACHED:
+                self._evicted_passes += self._models.popitem(last=False)[1].forward_passes
+        self._models.move_to_end(key)
+        return self._models[key]
 
+    def network_weights(self, weights: str | None) -> str | None:
+        """`weights` as a network client may ask for them: a mode or a bundled checkpoint's name, which
+        becomes its path. Anything else, server paths included, is refused without looking at the disk."""
+        if weights in (None, "") or weights in WEIGHT_MODES:
+            return weights
+        names = bundled_names()
+        if weights in names:
+            return str(CHECKPOINTS / f"{weights}.safetensors")
+        raise ValueError(
+            f"weights must be {', '.join(WEIGHT_MODES)} or the name of a bundled checkpoint "
+            f"({', '.join(names) or 'none is bundled'}), not {weights!r}"
+        )
+
+    @on_model_thread
     def analyze(
         self, image: ImageInput, names: list[str], weights: str | None = None, report: Report | None = None
     ) -> list[ModelRun]:
@@ -121,21 +172,20 @@ class Service:
             raise ValueError("pick at least one model")
         if len(names) > MAX_MODELS:
             raise ValueError(f"pick at most {MAX_MODELS} models (got {len(names)})")
-        weights = weights or self.default_weights
         picture = engine.load_image(image)
         report = report or (lambda fraction, message: None)
         runs = []
-        with self._lock:
-            for i, name in enumerate(names):
-                label = engine.get_spec(name).label
-                if not self.is_loaded(name, weights):
-                    report(i / len(names), f"Loading {label} ({weights} weights), first use only")
-                loaded = self.load(name, weights)
-                report((i + 0.5) / len(names), f"Running {label}")
-                runs.append(self._run(loaded, picture, weights))
+        for i, name in enumerate(names):
+            label, mode = engine.get_spec(name).label, self.weights_for(name, weights)
+            if not self.is_loaded(name, mode):
+                report(i / len(names), f"Loading {label} ({mode} weights), first use only")
+            loaded = self.load(name, mode)
+            report((i + 0.5) / len(names), f"Running {label}")
+            runs.append(self._run(loaded, picture, mode))
         report(1.0, "Done")
         return runs
 
+    @on_model_thread
     def lesioned(self, run: ModelRun, indices: list[int]) -> ModelRun:
         """`run` re-analyzed with the units at `indices` switched off (paper Fig 10b); no indices gives
         back the unlesioned run itself. Raises EngineError for a unit that cannot be switched off."""
@@ -143,10 +193,9 @@ class Service:
         indices = sorted(set(int(i) for i in indices))
         if not indices:
             return original
-        with self._lock:
-            loaded = self.load(original.result.name, original.weights)
-            with engine.Lesion(loaded, indices):
-                lesioned = self._run(loaded, original.picture, original.weights)
+        loaded = self.load(original.result.name, original.weights)
+        with engine.Lesion(loaded, indices):
+            lesioned = self._run(loaded, original.picture, original.weights)
         off = ", ".join(map(str, indices))
         result = replace(lesioned.result, label=f"{original.result.label} · units {off} off")
         return replace(lesioned, result=result, lesion=tuple(indices), original=original)
@@ -160,6 +209,11 @@ class Service:
             return run
         return replace(run, gradcam=engine.GradCam(loaded).attribute(picture, target=result.predictions[0][0].index))
 
+    @property
+    def device_name(self) -> str:
+        """'cpu' or 'cuda', as the JSON names it."""
+        return str(resolve_device(self.device))
+
     def analysis_json(self, runs: list[ModelRun]) -> dict:
         """The engine CLI's JSON for these runs."""
-        return Analysis([run.result for run in runs], str(resolve_device(self.device))).to_json()
+        return Analysis([run.result for run in runs], self.device_name).to_json()

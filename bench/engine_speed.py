@@ -10,11 +10,15 @@ and the time of the eval transform (resize, crop, normalize) that both need befo
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
 import statistics
 import time
 
 import torch
 from PIL import Image
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repository, for `engine`
 
 import engine
 

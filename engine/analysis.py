@@ -9,6 +9,7 @@ from typing import Callable, Sequence
 import numpy as np
 import torch
 from torch import nn
+from torch.utils.hooks import RemovableHandle
 from torchvision import transforms as T
 
 from .attention import AttentionRecorder
@@ -21,6 +22,27 @@ from .results import Analysis, BlockResult, ModelResult, Prediction
 Progress = Callable[[int, int], None]
 
 
+def watch_latents(specs: list[BlockSpec], on_latent: Callable[[int, torch.Tensor], None]) -> list[RemovableHandle]:
+    """Forward hooks calling `on_latent(index, latent)` as each block's latent is produced (an MSA or
+    MLP unit's latent is its block's input plus the branch output); remove the handles when done."""
+    handles = []
+    for index, spec in enumerate(specs):
+        if spec.residual_parent is None:
+            handles.append(spec.module.register_forward_hook(lambda m, args, out, index=index: on_latent(index, out)))
+        else:
+            inputs: dict[str, torch.Tensor] = {}
+
+            def keep_input(module: nn.Module, args: tuple, inputs=inputs) -> None:
+                inputs["x"] = args[0]
+
+            def on_branch(module: nn.Module, args: tuple, out: torch.Tensor, index=index, inputs=inputs) -> None:
+                on_latent(index, inputs.pop("x") + out)
+
+            handles.append(spec.residual_parent.register_forward_pre_hook(keep_input))
+            handles.append(spec.module.register_forward_hook(on_branch))
+    return handles
+
+
 class _BlockMeter:
     """Hooks collecting each latent as it is produced; `flush` measures them after the batch's pass,
     keeps the per-batch values and drops the latents."""
@@ -31,34 +53,15 @@ class _BlockMeter:
         self.variances: list[list[torch.Tensor]] = [[] for _ in specs]
         self.shapes: list[tuple[int, ...]] = [()] * len(specs)
         self._pending: dict[torch.Size, list[tuple[int, torch.Tensor]]] = {}  # this batch's latents by shape
-        self._handles: list[torch.utils.hooks.RemovableHandle] = []
+        self._handles: list[RemovableHandle] = []
 
     def attach(self) -> None:
-        for index, spec in enumerate(self.specs):
-            if spec.residual_parent is None:
-                self._handles.append(spec.module.register_forward_hook(self._on_output(index)))
-            else:
-                inputs: dict[str, torch.Tensor] = {}
-
-                def keep_input(module: nn.Module, args: tuple, inputs=inputs) -> None:
-                    inputs["x"] = args[0]
-
-                def on_branch(module: nn.Module, args: tuple, out: torch.Tensor, index=index, inputs=inputs) -> None:
-                    self._measure(index, inputs.pop("x") + out)
-
-                self._handles.append(spec.residual_parent.register_forward_pre_hook(keep_input))
-                self._handles.append(spec.module.register_forward_hook(on_branch))
+        self._handles = watch_latents(self.specs, self._measure)
 
     def detach(self) -> None:
         for handle in self._handles:
             handle.remove()
         self._handles.clear()
-
-    def _on_output(self, index: int):
-        def hook(module: nn.Module, args: tuple, out) -> None:
-            self._measure(index, out)
-
-        return hook
 
     def _measure(self, index: int, latent) -> None:
         x = to_bchw(latent, self.specs[index])

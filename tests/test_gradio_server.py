@@ -86,3 +86,19 @@ def test_view_controls_redraw_without_a_forward_pass(client: Client, sample_phot
     assert "Grad-CAM" in caption and Path(image).stat().st_size > 0
     assert len(captions) == 4 and any("rollout" in c for c in captions) and any("head 2/3" in c for c in captions)
     assert client.predict(api_name="/forward_passes") == passes
+
+
+def test_weights_over_the_network_are_a_mode_or_a_bundled_checkpoint_never_a_path(client: Client, sample_photo: Path):
+    photo = handle_file(str(sample_photo))
+    refusals = []
+    for weights in ("/etc/passwd", "bogus", "assets/checkpoints/vit_cifar.safetensors", "../../etc/hostname"):
+        with pytest.raises(AppError) as info:
+            client.predict(photo, ["vit_cifar"], weights, api_name="/analyze")
+        refusals.append(str(info.value).replace(repr(weights), "W"))
+    assert len(set(refusals)) == 1 and "bundled checkpoint" in refusals[0]  # the same answer: nothing is looked up
+    assert "exist" not in refusals[0] and "could not be read" not in refusals[0]
+    model = client.predict(photo, ["vit_cifar"], "vit_cifar", api_name="/analyze")["models"][0]
+    assert model["weights"].startswith("trained here:") and "/" not in model["weights"]
+    assert not model["random_weights"]
+    auto = client.predict(photo, ["vit_cifar", "resnet50"], "", api_name="/analyze")["models"]
+    assert auto[0]["weights"] == model["weights"] and auto[1]["random_weights"]  # offline: bundled, else random

@@ -2,9 +2,13 @@
 its cost and the Fig 8/9 curves next to the CIFAR ResNet and ViT. Built inside the app's gr.Blocks."""
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
+
 import gradio as gr
 
 from app import alternet_view as view
+from app import export
 from app import explanations as text
 from app import figures
 from app.cifar_lab import STEPS, CifarLab, LabRun, step_of
@@ -76,7 +80,11 @@ def build(demo: gr.Blocks, lab: CifarLab, image: gr.Image) -> None:
                 high_frequency = gr.Plot(show_label=False, elem_id="alternet-high-frequency")
                 variance = gr.Plot(show_label=False, elem_id="alternet-variance")
             accuracy = gr.Markdown(elem_id="alternet-accuracy")
-    outputs = [drawing, cost, banner, seen, high_frequency, variance, source, accuracy]
+            with gr.Row():
+                export_button = gr.Button("Export these figures (PNG, SVG)", size="sm", elem_id="alternet-export")
+                exported = gr.File(label="Download", interactive=False, elem_id="alternet-export-file")
+    shown = gr.State(None, time_to_live=3600)  # the (LabRun, placement) on screen, for the export
+    outputs = [drawing, cost, banner, seen, high_frequency, variance, source, accuracy, shown]
 
     def show(run: LabRun | None, placement: Placement, what: str) -> list:
         if run is None:
@@ -86,7 +94,20 @@ def build(demo: gr.Blocks, lab: CifarLab, image: gr.Image) -> None:
                       figures.variance(run.results, True, shaded=1), what,
                       view.accuracy_markdown(run) if run.accuracy else ""]
         banner = view.weights_banner(placement)
-        return [view.architecture_svg(placement), view.cost_markdown(lab.cost(placement)), banner, *curves]
+        return [view.architecture_svg(placement), view.cost_markdown(lab.cost(placement)), banner, *curves,
+                (run, placement)]
+
+    def on_export(current: tuple[LabRun | None, Placement] | None) -> str:
+        """The tab's Fig 8 and 9 as PNG and SVG and its Fig 11 drawing as SVG, in one ZIP."""
+        if not current or current[0] is None:
+            raise gr.Error("Pick a photo or average over the test images first.")
+        try:
+            data = export.alternet_zip(*current)
+        except export.ExportError as exc:
+            raise gr.Error(str(exc), duration=None) from None
+        path = Path(tempfile.mkdtemp()) / f"alternet-{current[1].tag}.zip"
+        path.write_bytes(data)
+        return str(path)
 
     def on_photo(spec: str, photo: str | None) -> list:
         """The placement's drawing and cost, and the three models' curves on the photo."""
@@ -119,5 +140,6 @@ def build(demo: gr.Blocks, lab: CifarLab, image: gr.Image) -> None:
     spec.submit(apply_spec, spec, [spec, step, *grids], api_name="alternet_spec").success(
         on_photo, inputs, outputs, **private)
     image.change(on_photo, inputs, outputs, **private)
+    export_button.click(on_export, shown, exported, api_name="alternet_export")
     average.click(on_subset, [spec, count], outputs, api_name="alternet_subset", show_progress_on=[source], **update)
     demo.load(on_photo, inputs, outputs, **private)

@@ -7,12 +7,13 @@ from html import escape
 import numpy as np
 from PIL import Image
 
-from engine.models import DEFAULT_WIDTH
+from engine.checkpoint import read_meta
+from engine.models import DEFAULT_WIDTH, bundled_path
 from engine.models.alternet import EXPANSION, HEADS
 from engine.placement import PAPER_DEPTHS, Placement
 from engine.registry import get_spec
 
-from .cifar_lab import BASELINES, STEPS, Cost, LabRun, alternet_label, has_checkpoint, step_of, weights_mode
+from .cifar_lab import BASELINES, STEPS, Cost, LabRun, alternet_label, step_of
 
 CONV, MSA, POOL = "#ffffff", "#b8b8b8", "#9ec5e8"  # Fig 11: white Conv, gray MSA, blue subsampling
 BOX_W, BOX_H, GAP, STAGE_GAP = 46, 64, 6, 26
@@ -84,7 +85,7 @@ def architecture_svg(placement: Placement, width: int = DEFAULT_WIDTH) -> str:
     )
     height = legend_y + 10
     return (
-        f'<svg id="alternet-svg" viewBox="0 0 {x:.0f} {height}" width="100%" role="img" '
+        f'<svg xmlns="http://www.w3.org/2000/svg" id="alternet-svg" viewBox="0 0 {x:.0f} {height}" width="100%" role="img" '
         f'aria-label="AlterNet architecture, MSA blocks {escape(str(placement))}" '
         f'style="font-family:sans-serif;background:#fff">{"".join(parts)}{legend}</svg>'
     )
@@ -97,13 +98,25 @@ def cost_markdown(cost: Cost) -> str:
     )
 
 
+def trained_accuracy(name: str, options: dict) -> str:
+    """'✓ 61.3%' (the bundled checkpoint's CIFAR-10 test accuracy) or '✗' where none is bundled."""
+    path = bundled_path(name, options)
+    if path is None:
+        return "✗"
+    accuracy = read_meta(path).test_accuracy
+    return "✓" if accuracy is None else f"✓ {100 * accuracy:.1f}%"
+
+
 def steps_markdown() -> str:
-    """The build-up sequence (Fig 12a) as a table, with which steps have a trained checkpoint."""
-    rows = ["| Step | MSAs per stage | MSA blocks | Trained |", "|:-:|:-:|---|:-:|"]
+    """The build-up sequence (Fig 12a) as a table, with each step's trained checkpoint and accuracy."""
+    rows = ["| Step | MSAs per stage | MSA blocks | Trained (test acc.) |", "|:-:|:-:|---|:-:|"]
     for n, placement in enumerate(STEPS):
-        mark = "✓" if has_checkpoint("alternet", {"msa": str(placement)}) else "✗"
+        mark = trained_accuracy("alternet", {"msa": str(placement)})
         rows.append(f"| {n} | {', '.join(map(str, placement.counts))} | `{placement}` | {mark} |")
-    rows.append("\n✓ a trained checkpoint is bundled and loaded; ✗ none is: the model runs with random weights.")
+    for name in BASELINES:
+        rows.append(f"| – | {get_spec(name).label} | | {trained_accuracy(name, {})} |")
+    rows.append("\n✓ a checkpoint trained here is bundled and loaded (accuracy on the 10,000 CIFAR-10 test images); "
+                "✗ none is: the model runs with random weights.")
     return "\n".join(rows)
 
 
@@ -111,7 +124,7 @@ def weights_banner(placement: Placement) -> str:
     """Which of the panel's models run with random weights, or an empty string when all are trained."""
     models = [(alternet_label(placement), "alternet", {"msa": str(placement)})]
     models += [(get_spec(name).label, name, {}) for name in BASELINES]
-    random = [label for label, name, options in models if weights_mode(name, options) == "random"]
+    random = [label for label, name, options in models if bundled_path(name, options) is None]
     if not random:
         return ""
     return (

@@ -9,22 +9,20 @@ from __future__ import annotations
 import statistics
 import time
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
-from pathlib import Path
 
 import numpy as np
 import torch
-from torch.utils.flop_counter import FlopCounterMode
 
 import engine
+from engine.cifar_subset import balanced, subset
+from engine.cost import params_and_flops
 from engine.images import ImageInput
-from engine.models import CHECKPOINTS, checkpoint_stem
+from engine.models import bundled_path
 from engine.placement import PAPER_DEPTHS, Placement, buildup_sequence
 from engine.results import ModelResult
 
-from .service import Report, Service
+from .service import Report, Service, on_model_thread
 
-SUBSET = Path(__file__).resolve().parent.parent / "assets" / "cifar10_test_subset.npz"
 BASELINES = ("preact_resnet", "vit_cifar")
 LATENCY_RUNS = 5
 STEPS = buildup_sequence(PAPER_DEPTHS)
@@ -42,12 +40,7 @@ def alternet_label(placement: Placement) -> str:
 
 
 def has_checkpoint(name: str, options: dict) -> bool:
-    return (CHECKPOINTS / f"{checkpoint_stem(name, options)}.safetensors").is_file()
-
-
-def weights_mode(name: str, options: dict) -> str:
-    """'pretrained' where a trained checkpoint is bundled, else seeded random weights."""
-    return "pretrained" if has_checkpoint(name, options) else "random"
+    return bundled_path(name, options) is not None
 
 
 @dataclass(frozen=True)
@@ -71,39 +64,26 @@ class LabRun:
     random: list[bool] = field(default_factory=list)
 
 
-@lru_cache(maxsize=1)
-def subset() -> tuple[np.ndarray, np.ndarray]:
-    """The bundled CIFAR-10 test subset: (1000, 32, 32, 3) uint8 images and their labels."""
-    with np.load(SUBSET) as data:
-        return data["images"], data["labels"]
-
-
-def balanced(count: int) -> np.ndarray:
-    """Indices of `count` subset images, the same number from every class (first ones first)."""
-    labels = subset()[1]
-    per_class = max(count // 10, 1)
-    return np.sort(np.concatenate([np.flatnonzero(labels == c)[:per_class] for c in range(10)]))
-
-
 @dataclass
 class CifarLab:
-    """Runs the AlterNet panel's models through the app's service (its model cache and lock)."""
+    """Runs the AlterNet panel's models through the app's service (its model cache and model thread)."""
 
     service: Service
     _costs: dict[str, Cost] = field(default_factory=dict)
 
     def models(self, placement: Placement) -> list[engine.LoadedModel]:
         options = {"msa": str(placement)}
-        alternet = self.service.load("alternet", weights_mode("alternet", options), **options)
-        return [alternet, *(self.service.load(name, weights_mode(name, {})) for name in BASELINES)]
+        alternet = self.service.load("alternet", self.service.weights_for("alternet", **options), **options)
+        return [alternet, *(self.service.load(name, self.service.weights_for(name)) for name in BASELINES)]
 
+    @on_model_thread
     def analyze_photo(self, image: ImageInput, placement: Placement) -> LabRun:
         picture = engine.load_image(image)
-        with self.service.lock:
-            models = self.models(placement)
-            results = [engine.Analyzer(model).analyze([picture]) for model in models]
+        models = self.models(placement)
+        results = [engine.Analyzer(model).analyze([picture]) for model in models]
         return self._lab_run(results, models, placement, 1, results[0].input_images[0])
 
+    @on_model_thread
     def analyze_subset(self, placement: Placement, count: int, report: Report | None = None) -> LabRun:
         """Every model on `count` balanced subset images: curves averaged, top-1 accuracy."""
         report = report or (lambda fraction, message: None)
@@ -111,36 +91,33 @@ class CifarLab:
         chosen = balanced(count)
         pictures, truth = list(images[chosen]), labels[chosen]
         results, accuracy = [], []
-        with self.service.lock:
-            models = self.models(placement)
-            for m, model in enumerate(models):
-                def progress(done: int, total: int, m: int = m, label: str = model.spec.label) -> None:
-                    report((m + done / total) / len(models), f"{label}: {done}/{total} images")
+        models = self.models(placement)
+        for m, model in enumerate(models):
+            def progress(done: int, total: int, m: int = m, label: str = model.spec.label) -> None:
+                report((m + done / total) / len(models), f"{label}: {done}/{total} images")
 
-                result = engine.Analyzer(model, batch_size=50).analyze(pictures, progress)
-                top1 = np.array([p[0].index for p in result.predictions])
-                results.append(result)
-                accuracy.append(float((top1 == truth).mean()))
+            result = engine.Analyzer(model, batch_size=50).analyze(pictures, progress)
+            top1 = np.array([p[0].index for p in result.predictions])
+            results.append(result)
+            accuracy.append(float((top1 == truth).mean()))
         run = self._lab_run(results, models, placement, len(chosen), images[chosen[0]])
         return replace(run, accuracy=accuracy)
 
+    @on_model_thread
     def cost(self, placement: Placement) -> Cost:
         """Parameters, FLOPs and the median CPU latency of a few passes on one image (cached)."""
         key = str(placement)
         if key not in self._costs:
-            with self.service.lock:
-                module = self.models(placement)[0].module
-                x = torch.zeros(1, 3, 32, 32)
-                with torch.inference_mode():
-                    with FlopCounterMode(display=False) as counter:
-                        module(x)
-                    times = []
-                    for _ in range(LATENCY_RUNS):
-                        start = time.perf_counter()
-                        module(x)
-                        times.append(time.perf_counter() - start)
-                params = sum(p.numel() for p in module.parameters())
-                self._costs[key] = Cost(params, counter.get_total_flops(), 1000 * statistics.median(times))
+            module = self.models(placement)[0].module
+            params, flops = params_and_flops(module)
+            x = torch.zeros(1, 3, 32, 32)
+            with torch.inference_mode():
+                times = []
+                for _ in range(LATENCY_RUNS):
+                    start = time.perf_counter()
+                    module(x)
+                    times.append(time.perf_counter() - start)
+            self._costs[key] = Cost(params, flops, 1000 * statistics.median(times))
         return self._costs[key]
 
     @staticmethod

@@ -6,9 +6,13 @@ Park & Kim, [*How Do Vision Transformers Work?*](https://arxiv.org/abs/2202.0670
 multi-head self-attentions (MSAs) act as low-pass filters that smooth and ensemble feature maps,
 while convolutions act as high-pass filters."""
 
-OFFLINE = """**Offline:** the Hugging Face hub cannot be reached, so pretrained weights cannot be downloaded.
-Models run with **seeded random weights**, labelled as such on every panel: their predictions are
-meaningless and their measurements show the architecture alone, not what training taught it."""
+OFFLINE = """**Offline:** the Hugging Face hub cannot be reached, so ImageNet weights cannot be downloaded.
+The ImageNet models run with **seeded random weights**, labelled as such on every panel: their
+predictions are meaningless and their measurements show the architecture alone. The CIFAR-10 models
+(AlterNet, PreAct ResNet, CIFAR ViT) run with the checkpoints trained for this app, which are bundled."""
+
+WEIGHTS = ("Trained where available: ImageNet weights from the hub when online; CIFAR-10 models always "
+           "use their bundled checkpoints; random weights otherwise, labelled.")
 
 RANDOM_BADGE = "⚠️ **random weights** (seed {seed}): predictions and maps are not meaningful"
 

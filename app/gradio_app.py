@@ -6,22 +6,29 @@ from __future__ import annotations
 
 import argparse
 import os
+import tempfile
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable
 
 import gradio as gr
 
-from app import alternet_panel
+from app import alternet_panel, export
 from app import explanations as text
 from app import figures
 from app.attention_view import COLORMAPS, MEAN, ViewOptions, attention_layers, head_choices, render
 from app.cifar_lab import CifarLab
-from app.service import DEFAULT_MODELS, MAX_MODELS, SAMPLES, WEIGHT_MODES, ModelRun, Service
+from app.service import AUTO, DEFAULT_MODELS, MAX_MODELS, SAMPLES, WEIGHT_LABELS, WEIGHT_MODES, ModelRun, Service
 from engine.errors import EngineError
 
 service = Service.start()
 lab = CifarLab(service)
+QUEUE_SIZE = 64  # requests waiting past this are refused with "queue is full"
+CONCURRENCY = 2  # events of one kind in progress at once; models themselves run one at a time
+MAX_UPLOAD = "50mb"
+SESSION_TTL_S = 3600  # a browser session's stored results are dropped an hour after their last change
+FILE_TTL_S = 3600  # uploaded and generated files are deleted after an hour (checked every 10 minutes)
 
 
 @dataclass
@@ -55,7 +62,7 @@ def compare_column(i: int) -> list:
     with gr.Column(visible=False, min_width=260, elem_id=f"model-{i}") as column:
         header = gr.Markdown()
         predictions = gr.Label(num_top_classes=5, label="Top-5 predictions")
-        view = gr.Image(label="Where it looks", interactive=False, format="png", height=340, buttons=["fullscreen"],
+        view = gr.Image(label="Where it looks", interactive=False, format="png", height=340, buttons=["download", "fullscreen"],
                         elem_id=f"view-{i}")
         caption = gr.Markdown(elem_classes="caption")
         with gr.Group(visible=False) as controls:
@@ -113,6 +120,7 @@ def analyze_page(image: str | None, names: list[str], weights: str, colormap: st
         status: f"Analyzed {len(runs)} model{'s' * (len(runs) > 1)} in {seconds:.1f} s.",
         high_frequency: figures.high_frequency(results),
         variance: figures.variance(results, log_y),
+        figure_name: gr.Dropdown(export.figure_choices(results), value="fig9-variance"),
     }
     for i, slot in enumerate(slots):
         updates |= slot_updates(slot, runs[i] if i < len(runs) else None, colormap, opacity)
@@ -150,13 +158,39 @@ def lesion(slot: int) -> Callable:
 
 
 def analyze(image: dict, models: list[str], weights: str = "") -> dict:
-    """The engine CLI's JSON for one image (a file) and a list of model names; weights 'pretrained' or
-    'random' (empty: the app's default, random when offline)."""
+    """The engine CLI's JSON for one image (a file) and a list of model names; weights 'auto' (or empty:
+    the trained weights where they can be had, else random), 'pretrained', 'random', or the name of a
+    bundled checkpoint (never a path)."""
     path = image.get("path") if isinstance(image, dict) else image
     try:
-        return service.analysis_json(service.analyze(path, models, weights or None))
+        return service.analysis_json(service.analyze(path, models, service.network_weights(weights)))
     except (EngineError, ValueError) as exc:
         raise gr.Error(str(exc), duration=None) from None
+
+
+def export_one_figure(runs: list[ModelRun], name: str, fmt: str) -> str:
+    """The chosen figure of the analyzed models as a PNG (2x) or SVG file."""
+    if not runs:
+        raise gr.Error("Analyze a photo first.")
+    try:
+        return str(export.export_figure([run.result for run in runs], name, fmt, Path(tempfile.mkdtemp())))
+    except export.ExportError as exc:
+        raise gr.Error(str(exc), duration=None) from None
+
+
+def export_pack(runs: list[ModelRun], image: str | None, colormap: str, progress: gr.Progress = gr.Progress()) -> str:
+    """Every figure, input, map and value of the analysis, with a handout, as one ZIP."""
+    if not runs:
+        raise gr.Error("Analyze a photo first.")
+    progress(0.1, desc="Rendering the figures")
+    name = Path(image).name if image else "photo"
+    try:
+        pack = export.teaching_pack([run.result for run in runs], [runs], [name], service.device_name, colormap)
+    except export.ExportError as exc:
+        raise gr.Error(str(exc), duration=None) from None
+    path = Path(tempfile.mkdtemp()) / "teaching-pack.zip"
+    path.write_bytes(pack.zip())
+    return str(path)
 
 
 def forward_passes() -> int:
@@ -165,14 +199,13 @@ def forward_passes() -> int:
 
 
 def on_load():
-    banner = gr.Markdown(text.OFFLINE, visible=not service.online)
-    return banner, gr.Radio(value=service.default_weights)
+    return gr.Markdown(text.OFFLINE, visible=not service.online)
 
 
-with gr.Blocks(title="ViT explorer") as demo:
+with gr.Blocks(title="ViT explorer", delete_cache=(600, FILE_TTL_S)) as demo:
     gr.Markdown(text.INTRO)
     banner = gr.Markdown(visible=False, elem_id="banner")
-    state = gr.State([])
+    state = gr.State([], time_to_live=SESSION_TTL_S)
     with gr.Row(equal_height=False):
         with gr.Column(scale=2):
             image = gr.Image(type="filepath", label="Your photo", sources=["upload", "clipboard"], height=320,
@@ -181,7 +214,8 @@ with gr.Blocks(title="ViT explorer") as demo:
             models = gr.CheckboxGroup(
                 service.models(), value=list(DEFAULT_MODELS), label=f"Models (up to {MAX_MODELS})"
             )
-            weights = gr.Radio(list(WEIGHT_MODES), value="random", label="Weights")
+            weights = gr.Radio([(WEIGHT_LABELS[mode], mode) for mode in WEIGHT_MODES], value=AUTO, label="Weights",
+                               info=text.WEIGHTS)
             run = gr.Button("Analyze", variant="primary")
             status = gr.Markdown("Pick a photo and models, then **Analyze**.", min_height=48, elem_id="status")
             gr.Examples([[str(path)] for path in SAMPLES], inputs=image, label="Sample photos")
@@ -199,6 +233,14 @@ with gr.Blocks(title="ViT explorer") as demo:
                 for i in range(MAX_MODELS):
                     with gr.Column(visible=False, min_width=260) as column:
                         spectra.append((column, gr.Plot(show_label=False, elem_id=f"spectrum-{i}")))
+            with gr.Accordion("Export for teaching: figures as PNG or SVG, or the whole teaching pack", open=False):
+                with gr.Row(equal_height=False):
+                    figure_name = gr.Dropdown([], label="Figure", elem_id="export-figure")
+                    figure_format = gr.Radio(["png", "svg"], value="png", label="Format")
+                    with gr.Column():
+                        export_one = gr.Button("Export figure", elem_id="export-one")
+                        export_all = gr.Button("Export teaching pack (ZIP)", elem_id="export-pack")
+                exported = gr.File(label="Download", interactive=False, elem_id="export-file")
             with gr.Row(equal_height=False):
                 with gr.Column():
                     gr.Markdown(text.HIGH_FREQUENCY)
@@ -214,7 +256,7 @@ with gr.Blocks(title="ViT explorer") as demo:
     run.click(
         analyze_page,
         [image, models, weights, colormap, opacity, log_y],
-        [state, status, *[c for slot in slots for c in slot.outputs], high_frequency, variance],
+        [state, status, *[c for slot in slots for c in slot.outputs], high_frequency, variance, figure_name],
         api_name="run",
         show_progress_on=status,
     )
@@ -228,7 +270,9 @@ with gr.Blocks(title="ViT explorer") as demo:
                 api_visibility="private")
     gr.api(analyze, api_name="analyze")
     gr.api(forward_passes, api_name="forward_passes")
-    demo.load(on_load, None, [banner, weights], api_visibility="private")
+    export_one.click(export_one_figure, [state, figure_name, figure_format], exported, api_name="export_figure")
+    export_all.click(export_pack, [state, image, colormap], exported, api_name="export_pack")
+    demo.load(on_load, None, banner, api_visibility="private")
 
 CSS = """#banner, #alternet-banner:not(:empty) {background: #fff4e5; border-left: 4px solid #f59e0b; padding: 8px 12px}
 .caption {font-size: 0.85em}"""
@@ -239,8 +283,8 @@ def main() -> None:
     parser.add_argument("--host", default=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"))
     parser.add_argument("--port", type=int, default=int(os.environ.get("GRADIO_SERVER_PORT", "7860")))
     args = parser.parse_args()
-    demo.queue(default_concurrency_limit=2).launch(
-        server_name=args.host, server_port=args.port, css=CSS, max_file_size="50mb", show_error=True
+    demo.queue(max_size=QUEUE_SIZE, default_concurrency_limit=CONCURRENCY).launch(
+        server_name=args.host, server_port=args.port, css=CSS, max_file_size=MAX_UPLOAD, show_error=True
     )
 
 

@@ -2,11 +2,14 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 from gradio_client import Client, handle_file
 from gradio_client.exceptions import AppError
+
+from engine.models.cifar_vit import DEFAULTS as VIT_DEFAULTS
 
 PAPER_SPEC = "s2:4,s3:2,s3:4,s3:6,s4:2,s4:4"
 PAPER_MSA = [7, 9, 11, 13, 15, 17]  # stem 0, stage 1 at 1-3, stage 2 at 4-7, stage 3 at 8-13, stage 4 at 14-17
@@ -40,15 +43,15 @@ def test_buildup_step_6_is_the_papers_model_with_msas_where_fig_11_has_them(clie
         spec, handle_file(str(sample_photo)), api_name="/alternet"
     )
     assert drawing.count('fill="#b8b8b8"') == 6 + 1  # six gray MSA boxes, plus the legend's
-    assert "33.88 M** parameters" in cost and "GFLOPs" in cost and "ms** CPU latency" in cost
-    assert "random weights" in banner and "step 6" in source and not accuracy
+    assert "2.14 M** parameters" in cost and "GFLOPs" in cost and "ms** CPU latency" in cost  # width 16
+    assert banner == "" and "step 6" in source and not accuracy  # all three models are trained and bundled
     assert Path(seen).stat().st_size > 0
     for plot in (high_frequency, variance):
         alternet, resnet, vit = curves(plot).items()
-        assert alternet[0] == "AlterNet, step 6 (6 MSAs) (random weights)"
+        assert alternet[0] == "AlterNet, step 6 (6 MSAs)"
         assert kinds_at(alternet[1], "msa") == PAPER_MSA and kinds_at(alternet[1], "pool") == POOL
         assert kinds_at(resnet[1], "msa") == [] and kinds_at(resnet[1], "pool") == POOL
-        assert kinds_at(vit[1], "msa") == list(range(1, 25, 2))
+        assert kinds_at(vit[1], "msa") == list(range(1, 1 + 2 * VIT_DEFAULTS["depth"], 2))  # embed, then msa/mlp pairs
 
 
 def test_a_bad_spec_gives_a_readable_error_and_the_next_request_works(client: Client, sample_photo: Path):
@@ -61,18 +64,21 @@ def test_a_bad_spec_gives_a_readable_error_and_the_next_request_works(client: Cl
     assert "build-up step 1" in source
 
 
-def test_subset_average_reports_chance_level_accuracy_for_random_weights(client: Client):
-    *_, high_frequency, _, source, accuracy = client.predict("none", 20, api_name="/alternet_subset")
-    assert "mean over 20 CIFAR-10 test images" in source
-    assert accuracy.count("chance level: the weights are random") == 3
+def test_subset_average_gives_trained_accuracies_and_chance_level_for_an_untrained_placement(client: Client):
+    *_, banner, _, high_frequency, _, source, accuracy = client.predict("none", 100, api_name="/alternet_subset")
+    assert "mean over 100 CIFAR-10 test images" in source and banner == ""  # step 0: the PreAct ResNet's checkpoint
+    assert "chance level" not in accuracy
+    assert all(float(value) > 25 for value in re.findall(r"\*\*([0-9.]+)%\*\*", accuracy)) and accuracy.count("%**") == 3
     assert kinds_at(next(iter(curves(high_frequency).values())), "msa") == []
+    *_, banner, _, _, _, _, accuracy = client.predict("s1:2", 20, api_name="/alternet_subset")  # no checkpoint
+    assert accuracy.count("chance level: the weights are random") == 1 and "AlterNet, custom" in banner
 
 
 def test_a_lesion_changes_the_results_and_clearing_it_restores_them_bit_for_bit(client: Client, sample_photo: Path):
     photo = handle_file(str(sample_photo))
     before = client.predict(photo, ["resnet50"], "random", api_name="/analyze")
     page = client.predict(photo, ["resnet50", "vit_tiny_patch16_224"], "random", "inferno", 0.6, True, api_name="/run")
-    predictions, high_frequency = page[2]["value"], page[-2]
+    predictions, high_frequency = page[2]["value"], page[-3]  # ..., high-frequency, variance, figure names
     units = [index for _, index in page[8]["choices"]]
     assert 4 not in units and 0 not in units and units[:3] == [1, 2, 3]  # no subsampling or stem block
 
@@ -105,6 +111,11 @@ def test_alternet_tab_in_the_browser(page, server_url: str, sample_photo: Path, 
     svg.wait_for(timeout=TIMEOUT_MS)
     page.locator("#alternet-variance .js-plotly-plot").wait_for(timeout=TIMEOUT_MS)
     assert PAPER_SPEC in svg.get_attribute("aria-label")
+    page.locator("#alternet-steps").get_by_text("✓").first.wait_for()
+    assert page.locator("#alternet-banner").inner_text().strip() == ""  # trained models, offline
+    page.screenshot(path=str(output_dir / "alternet.png"), full_page=True)
+    legend = page.locator("#alternet-high-frequency .legendtext").evaluate_all("els => els.map(e => e.textContent)")
+    assert "AlterNet, step 6 (6 MSAs)" in legend and not any("random" in name for name in legend)
 
     page.locator("#alternet-step").get_by_label("3", exact=True).check()
     wait_for_drawing(page, "s3:6,s4:2,s4:4")
@@ -114,8 +125,19 @@ def test_alternet_tab_in_the_browser(page, server_url: str, sample_photo: Path, 
                            timeout=TIMEOUT_MS)
     assert page.locator("#alternet-spec textarea, #alternet-spec input").first.input_value() == "s2:4,s3:6,s4:2,s4:4"
     assert svg.locator('rect[fill="#b8b8b8"]').count() == 4 + 1
-    assert "random weights" in page.locator("#alternet-banner").inner_text()
+    banner = page.locator("#alternet-banner").inner_text()
+    assert "random weights" in banner and "custom" in banner and "PreAct" not in banner  # only the AlterNet
     assert page.locator("#alternet-input img").first.get_attribute("src")
-    page.screenshot(path=str(output_dir / "alternet.png"), full_page=True)
     legend = page.locator("#alternet-high-frequency .legendtext").evaluate_all("els => els.map(e => e.textContent)")
     assert "AlterNet, custom (4 MSAs) (random weights)" in legend
+
+
+def test_the_tabs_figures_export_as_png_svg_and_the_drawing(client: Client, sample_photo: Path):
+    import zipfile
+
+    client.predict("s4:4", handle_file(str(sample_photo)), api_name="/alternet")
+    with zipfile.ZipFile(client.predict(api_name="/alternet_export")) as archive:
+        names = set(archive.namelist())
+        assert names == {"fig8-high-frequency.png", "fig8-high-frequency.svg", "fig9-variance.png",
+                         "fig9-variance.svg", "fig11-alternet-s4b4.svg"}
+        assert b'aria-label="AlterNet architecture, MSA blocks s4:4"' in archive.read("fig11-alternet-s4b4.svg")

@@ -18,7 +18,7 @@ def test_upload_analyze_and_every_panel_renders(page, server_url: str, sample_ph
     page.locator("input[type=file]").first.set_input_files(str(sample_photo))
     page.get_by_label("ViT-S/16").uncheck()  # ViT-Ti keeps the test fast; users default to ViT-S
     page.get_by_label("ViT-Ti/16").check()
-    page.get_by_label("random").check()
+    page.get_by_label("random (seeded)").check()
     page.locator("#image-input img").first.wait_for()
     page.get_by_role("button", name="Analyze").click()
     page.locator("#variance .js-plotly-plot").wait_for(timeout=ANALYSIS_TIMEOUT_MS)

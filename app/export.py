@@ -1,0 +1,274 @@
+"""Exports for teaching: every figure as PNG (2x, titled with the models and their weights, sized for
+a projector) and SVG, each attention or Grad-CAM overlay as PNG, and a teaching pack: one ZIP with
+the figures, the inputs as each model saw them, the maps, the analysis JSON, a per-block CSV and a
+one-page HTML handout that opens from the unpacked folder without a server.
+
+    python -m app.export IMAGE... --model NAME [--model NAME ...] [--weights auto] --out pack.zip
+
+Static images come from plotly's own exporter (kaleido), which drives a Chromium or Chrome.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import os
+import re
+import shutil
+import threading
+import zipfile
+from dataclasses import dataclass, field
+from html import escape
+from pathlib import Path
+
+import numpy as np
+import plotly.graph_objects as go
+from PIL import Image
+
+from engine.placement import Placement
+from engine.results import Analysis, ModelResult
+
+from . import explanations as text
+from . import figures
+from .attention_view import ViewOptions, attention_layers, render
+from .cifar_lab import LabRun
+from .service import ModelRun
+
+WIDTH, HEIGHT, SCALE = 1200, 700, 2  # PNGs are 2400 x 1400: sharp on a projector
+REFERENCE = 'Park & Kim, "How Do Vision Transformers Work?", ICLR 2022 (arXiv:2202.06709)'
+BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome")
+_server_lock = threading.Lock()
+
+
+class ExportError(Exception):
+    """An export that cannot be made here, with what to do about it."""
+
+
+def browser() -> str:
+    """The browser kaleido will drive, or an ExportError saying what to install."""
+    path = os.environ.get("BROWSER_PATH") or next(filter(None, map(shutil.which, BROWSERS)), None)
+    if not path:
+        raise ExportError(
+            "static images (PNG, SVG) need Chromium or Chrome, and none was found: on Debian or Ubuntu "
+            "`apt-get install chromium` (a Hugging Face Space lists `chromium` in packages.txt), or set "
+            "BROWSER_PATH to the browser's executable"
+        )
+    return path
+
+
+def _kaleido() -> None:
+    """Start kaleido's browser once per process, so that each export does not start its own."""
+    import kaleido
+
+    os.environ.setdefault("BROWSER_PATH", browser())
+    with _server_lock:
+        kaleido.start_sync_server(silence_warnings=True)
+
+
+def weights_line(results: list[ModelResult]) -> str:
+    """'ResNet-50: random (seed 0) · ViT-Ti/16: pretrained (timm, ImageNet-1k)'."""
+    return " · ".join(f"{r.label}: {r.weights}" for r in results)
+
+
+def for_export(fig: go.Figure, results: list[ModelResult]) -> go.Figure:
+    """A copy of `fig` for slides: its title over the models and their weights, larger type, fixed size."""
+    out = go.Figure(fig)
+    title = out.layout.title.text or ""
+    out.update_layout(
+        title={"text": f"{title}<br><sup>{escape(weights_line(results))}</sup>", "font": {"size": 22}},
+        font={"size": 16},
+        width=WIDTH,
+        height=HEIGHT,
+        margin={"l": 90, "r": 30, "t": 110, "b": 150},
+        legend={"font": {"size": 16}, "y": -0.18},
+    )
+    return out
+
+
+def images_of(figs: list[go.Figure], fmt: str) -> list[bytes]:
+    """PNG (at 2x) or SVG bytes of every figure, from one browser."""
+    import plotly.io as pio
+
+    _kaleido()
+    scale = SCALE if fmt == "png" else 1
+    return [pio.to_image(fig, format=fmt, width=WIDTH, height=HEIGHT, scale=scale) for fig in figs]
+
+
+def png(image: np.ndarray) -> bytes:
+    buffer = io.BytesIO()
+    Image.fromarray(image).save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def slug(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-") or "image"
+
+
+@dataclass
+class Pack:
+    """The files of a teaching pack, by path inside the ZIP."""
+
+    files: dict[str, bytes] = field(default_factory=dict)
+
+    def zip(self) -> bytes:
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+            for path, data in self.files.items():
+                archive.writestr(path, data)
+        return buffer.getvalue()
+
+
+def blocks_csv(results: list[ModelResult]) -> bytes:
+    """One row per model and block: the values of the JSON's `blocks`, the curve ';'-separated."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(["model", "label", "weights", "block", "name", "kind", "normalized_depth", "variance",
+                     "high_freq", "fourier"])
+    for r in results:
+        for b in r.blocks:
+            writer.writerow([r.name, r.label, r.weights, b.index, b.name, b.kind, repr(b.normalized_depth),
+                             repr(b.variance), repr(b.high_freq), ";".join(map(repr, b.fourier))])
+    return buffer.getvalue().encode()
+
+
+def paper_figures(results: list[ModelResult]) -> dict[str, go.Figure]:
+    """Every figure of the compare view, by file stem, titled for slides: Fig 2a per model, Fig 8, Fig 9."""
+    out = {f"fig2a-{slug(r.name)}": for_export(figures.fourier_spectrum(r), [r]) for r in results}
+    out["fig8-high-frequency"] = for_export(figures.high_frequency(results), results)
+    out["fig9-variance"] = for_export(figures.variance(results, True), results)
+    return out
+
+
+def figures_zip(figs: dict[str, go.Figure], extra: dict[str, bytes] | None = None) -> bytes:
+    """A ZIP of every figure as PNG (2x) and SVG, plus `extra` files by name."""
+    pack = Pack(dict(extra or {}))
+    for fmt in ("png", "svg"):
+        for name, data in zip(figs, images_of(list(figs.values()), fmt)):
+            pack.files[f"{name}.{fmt}"] = data
+    return pack.zip()
+
+
+def alternet_zip(run: LabRun, placement: Placement) -> bytes:
+    """The AlterNet tab's figures: Fig 8 and Fig 9 as PNG and SVG, the Fig 11 drawing as SVG."""
+    from .alternet_view import architecture_svg
+
+    figs = {"fig8-high-frequency": for_export(figures.high_frequency(run.results, shaded=1), run.results),
+            "fig9-variance": for_export(figures.variance(run.results, True, shaded=1), run.results)}
+    return figures_zip(figs, {f"fig11-alternet-{placement.tag}.svg": architecture_svg(placement).encode()})
+
+
+def figure_choices(results: list[ModelResult]) -> list[tuple[str, str]]:
+    """(title, file stem) of every exportable figure, for pickers."""
+    return [(f"Fig 2a: {r.label}", f"fig2a-{slug(r.name)}") for r in results] + [
+        ("Fig 8: high-frequency Δ log amplitude", "fig8-high-frequency"), ("Fig 9: feature-map variance", "fig9-variance")]
+
+
+def export_figure(results: list[ModelResult], name: str, fmt: str, folder: Path) -> Path:
+    """Figure `name` of `results` as `folder/<name>.<fmt>` (png at 2x or svg), titled for slides."""
+    figs = paper_figures(results)
+    if name not in figs or fmt not in ("png", "svg"):
+        raise ExportError(f"no figure {name!r} as {fmt!r}: pick one of {', '.join(figs)} as png or svg")
+    path = folder / f"{name}.{fmt}"
+    path.write_bytes(images_of([figs[name]], fmt)[0])
+    return path
+
+
+def teaching_pack(
+    results: list[ModelResult], runs: list[list[ModelRun]], image_names: list[str], device: str, colormap: str = "inferno"
+) -> Pack:
+    """The pack for `results` (curves, averaged over the images) and `runs` (per image, per model:
+    the input as the model saw it and its map)."""
+    pack = Pack()
+    figs = paper_figures(results)
+    with zipfile.ZipFile(io.BytesIO(figures_zip(figs))) as archive:
+        for name in archive.namelist():
+            pack.files[f"figures/{name}"] = archive.read(name)
+    pictures = []
+    for image_name, image_runs in zip(image_names, runs):
+        for run in image_runs:
+            stem = f"{slug(image_name)}-{slug(run.result.name)}"
+            overlay, caption = render(run, ViewOptions(layer=attention_layers(run)), colormap, 0.6)
+            pack.files[f"inputs/{stem}.png"] = png(run.image)
+            pack.files[f"maps/{stem}.png"] = png(overlay)
+            pictures.append((image_name, run.result, f"inputs/{stem}.png", f"maps/{stem}.png", caption))
+    pack.files["analysis.json"] = json.dumps(Analysis(results, device).to_json(), indent=1).encode()
+    pack.files["blocks.csv"] = blocks_csv(results)
+    pack.files["handout.html"] = handout(results, list(figs), pictures, image_names).encode()
+    return pack
+
+
+def _markdown(source: str) -> str:
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt().render(source)
+
+
+def handout(results: list[ModelResult], figure_names: list[str], pictures: list[tuple], image_names: list[str]) -> str:
+    """A one-page HTML handout: the figures with the explanation texts, every file by relative path."""
+    rows = "".join(
+        f"<figure><img src='{inp}' alt='input'><img src='{mp}' alt='map'><figcaption><b>{escape(r.label)}</b> on "
+        f"{escape(name)}: {escape(caption)}</figcaption></figure>"
+        for name, r, inp, mp, caption in pictures
+    )
+    spectra = "".join(f"<img class='wide' src='figures/{n}.png' alt='{n}'>" for n in figure_names if n.startswith("fig2a"))
+    weights = "".join(f"<li><b>{escape(r.label)}</b>: {escape(r.weights)}</li>" for r in results)
+    images = ", ".join(map(escape, image_names))
+    return f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>How do vision transformers work? Handout</title>
+<style>body{{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;line-height:1.45}}
+img.wide{{width:100%}} figure{{display:inline-block;margin:0 1em 1em 0;width:320px;vertical-align:top}}
+figure img{{width:155px;image-rendering:pixelated;margin-right:4px}} figcaption{{font-size:.85em}}
+.reference{{color:#555;font-size:.9em}}</style></head><body>
+<h1>How do vision transformers work?</h1>
+<p class="reference">After {escape(REFERENCE)}. Made with the ViT explorer on {images}.</p>
+<h2>Models and weights</h2><ul>{weights}</ul>
+<h2>What each model sees and where it looks</h2>{_markdown(text.COMPARE)}<div>{rows}</div>
+{_markdown(text.FOURIER)}{spectra}
+{_markdown(text.HIGH_FREQUENCY)}<img class="wide" src="figures/fig8-high-frequency.png" alt="Fig 8">
+{_markdown(text.VARIANCE)}<img class="wide" src="figures/fig9-variance.png" alt="Fig 9">
+<h2>Data</h2><p>Every value: <a href="analysis.json">analysis.json</a> (the app's JSON) and
+<a href="blocks.csv">blocks.csv</a> (one row per model and block). Vector figures: the .svg files
+beside the PNGs in the folder figures.</p>
+</body></html>
+"""
+
+
+def main(argv: list[str] | None = None) -> Path:
+    import engine
+    from engine.errors import EngineError
+
+    from engine.registry import resolve_device
+
+    from .service import Service
+
+    p = argparse.ArgumentParser(prog="python -m app.export", description=__doc__.splitlines()[0])
+    p.add_argument("images", nargs="+", help="one or more photos: the curves are averaged over them")
+    p.add_argument("--model", action="append", required=True, help="a registry name; repeat for more models")
+    p.add_argument("--weights", default="auto", help="auto, pretrained, random or a checkpoint path")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--device", default="auto")
+    p.add_argument("--colormap", default="inferno")
+    p.add_argument("--out", type=Path, default=Path("teaching-pack.zip"))
+    args = p.parse_args(argv)
+    service = Service.start(seed=args.seed, device=args.device)
+    try:
+        browser()
+        runs = [service.analyze(image, args.model, args.weights) for image in args.images]
+        if len(args.images) == 1:
+            results = [run.result for run in runs[0]]
+        else:
+            pictures = [engine.load_image(image) for image in args.images]
+            loaded = [service.load(run.result.name, run.weights) for run in runs[0]]
+            results = [service.call(engine.Analyzer(model).analyze, pictures) for model in loaded]
+        device = str(resolve_device(args.device))
+        names = [Path(image).name for image in args.images]
+        args.out.write_bytes(teaching_pack(results, runs, names, device, args.colormap).zip())
+    except (EngineError, ExportError, ValueError) as exc:
+        raise SystemExit(f"error: {exc}") from None
+    print(f"wrote {args.out} ({args.out.stat().st_size / 1e6:.1f} MB)")
+    return args.out
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,18 @@
+"""The Streamlit app's shared resources: one Service (models cached, one model thread) and one CifarLab
+per server process, whatever the number of sessions; tests import them to count forward passes."""
+from __future__ import annotations
+
+import streamlit as st
+
+from app.cifar_lab import CifarLab
+from app.service import Service
+
+
+@st.cache_resource
+def service() -> Service:
+    return Service.start()
+
+
+@st.cache_resource
+def lab() -> CifarLab:
+    return CifarLab(service())

@@ -1,0 +1,89 @@
+"""Exports for teaching: the pack from the command line, figure and pack downloads from both front ends."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+from gradio_client import Client, handle_file
+from PIL import Image
+
+from app import export
+from tests.conftest import ROOT
+
+MODELS = ["resnet50", "vit_tiny_patch16_224"]
+FIGURE_SIZE = (export.WIDTH * export.SCALE, export.HEIGHT * export.SCALE)
+
+
+@pytest.fixture(scope="module")
+def pack(tmp_path_factory, sample_photo: Path) -> zipfile.ZipFile:
+    out = tmp_path_factory.mktemp("pack") / "pack.zip"
+    coffee = ROOT / "assets" / "samples" / "coffee.jpg"
+    done = subprocess.run(
+        [sys.executable, "-m", "app.export", str(sample_photo), str(coffee), *[a for m in MODELS for a in ("--model", m)],
+         "--weights", "random", "--out", str(out)],
+        cwd=ROOT, capture_output=True, text=True, timeout=600,
+        env={"PATH": "/usr/bin:/bin", "HF_ENDPOINT": "http://127.0.0.1:9", "HOME": str(out.parent)},
+    )
+    assert done.returncode == 0, done.stderr
+    return zipfile.ZipFile(out)
+
+
+def test_the_handout_refers_only_to_files_inside_the_pack(pack: zipfile.ZipFile):
+    names = set(pack.namelist())
+    html = pack.read("handout.html").decode()
+    links = re.findall(r"""(?:src|href)=['"]([^'"]+)['"]""", html)
+    assert links and all(link in names for link in links), set(links) - names
+    assert "Park &amp; Kim" in html and "ICLR 2022" in html and "Fig 9" in html
+    expected = {f"figures/{stem}.{fmt}" for stem in ("fig2a-resnet50", "fig2a-vit_tiny_patch16_224", "fig8-high-frequency",
+                                                   "fig9-variance") for fmt in ("png", "svg")}
+    expected |= {f"{kind}/{image}-{model}.png" for kind in ("inputs", "maps") for image in ("cat.jpg", "coffee.jpg")
+                 for model in MODELS}
+    assert expected | {"analysis.json", "blocks.csv", "handout.html"} == names
+
+
+def test_every_png_decodes_at_its_size_and_svgs_are_svg(pack: zipfile.ZipFile):
+    for name in pack.namelist():
+        if name.endswith(".png"):
+            image = Image.open(io.BytesIO(pack.read(name)))
+            image.load()
+            size = {"figures": FIGURE_SIZE, "inputs": (224, 224), "maps": (448, 448)}[name.split("/")[0]]
+            assert image.size == size, name
+        elif name.endswith(".svg"):
+            assert b"<svg" in pack.read(name)[:400], name
+
+
+def test_the_csv_agrees_with_the_json(pack: zipfile.ZipFile):
+    analysis = json.loads(pack.read("analysis.json"))
+    rows = list(csv.DictReader(io.StringIO(pack.read("blocks.csv").decode())))
+    blocks = [(m, b) for m in analysis["models"] for b in m["blocks"]]
+    assert len(rows) == len(blocks) and all(m["images"] == 2 for m in analysis["models"])
+    for row, (model, block) in zip(rows, blocks):
+        assert row["model"] == model["name"] and row["weights"] == model["weights"]
+        assert int(row["block"]) == block["index"] and row["kind"] == block["kind"]
+        assert float(row["variance"]) == block["variance"] and float(row["high_freq"]) == block["high_freq"]
+        assert [float(v) for v in row["fourier"].split(";")] == block["fourier"]
+
+
+def test_without_a_browser_the_export_says_what_to_install(monkeypatch, tmp_path):
+    monkeypatch.delenv("BROWSER_PATH", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(export.ExportError, match="apt-get install chromium"):
+        export.browser()
+
+
+def test_gradio_exports_a_figure_and_the_pack(server_url: str, sample_photo: Path):
+    client = Client(server_url, verbose=False)
+    client.predict(handle_file(str(sample_photo)), MODELS, "random", "inferno", 0.6, True, api_name="/run")
+    png = client.predict("fig9-variance", "png", api_name="/export_figure")
+    assert Image.open(png).size == FIGURE_SIZE
+    svg = client.predict("fig2a-resnet50", "svg", api_name="/export_figure")
+    assert b"<svg" in Path(svg).read_bytes()[:400]
+    with zipfile.ZipFile(client.predict(handle_file(str(sample_photo)), "inferno", api_name="/export_pack")) as archive:
+        assert {"handout.html", "blocks.csv", "figures/fig8-high-frequency.png", "maps/cat.jpg-resnet50.png"} <= set(archive.namelist())

@@ -1,0 +1,126 @@
+"""The Streamlit front end: its interactions with Streamlit's AppTest, and the real server in Chromium."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from app.streamlit_resources import service
+from tests.conftest import ROOT, free_port, wait_until_up
+
+SCRIPT = str(ROOT / "app" / "streamlit_app.py")
+TIMEOUT_S = 300
+MODELS = ["resnet50", "vit_tiny_patch16_224"]
+
+
+@pytest.fixture(autouse=True)
+def offline(monkeypatch, tmp_path):
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+
+
+def analyzed(weights: str = "random") -> AppTest:
+    at = AppTest.from_file(SCRIPT, default_timeout=TIMEOUT_S).run()
+    at.multiselect(key="models").set_value(MODELS)
+    at.radio(key="weights").set_value(weights)
+    return at.button(key="analyze").click().run()
+
+
+def test_analyze_fills_every_panel_and_view_controls_redraw_without_a_forward_pass():
+    at = analyzed()
+    assert not at.exception and not at.error
+    assert any("Offline" in w.value for w in at.warning)
+    assert [run.result.name for run in at.session_state["runs"]] == MODELS
+    assert len(at.get("plotly_chart")) >= 4  # Fig 2a twice, Fig 8, Fig 9 (and the AlterNet tab's two)
+    markdown = " ".join(m.value for m in at.markdown)
+    assert "ResNet-50" in markdown and "random weights" in markdown
+    passes = service().forward_passes
+    at.slider(key="layer_1").set_value(3).run()
+    at.selectbox(key="head_1").set_value("2").run()
+    at.selectbox(key="colormap").set_value("viridis").run()
+    assert not at.exception and service().forward_passes == passes
+
+
+def test_a_lesion_reruns_the_model_and_clearing_it_restores_the_results():
+    at = analyzed()
+    before = at.session_state["runs"][0].result.predictions
+    passes = service().forward_passes
+    at.multiselect(key="lesion_0").set_value([5, 6]).run()
+    lesioned = at.session_state["runs"][0]
+    assert lesioned.lesion == (5, 6) and service().forward_passes > passes
+    assert lesioned.result.predictions != before
+    at.multiselect(key="lesion_0").set_value([]).run()
+    assert at.session_state["runs"][0].result.predictions == before and not at.exception
+
+
+def test_bad_input_gives_a_readable_error_and_the_app_keeps_working():
+    at = analyzed("pretrained")  # offline: ImageNet weights cannot be had
+    assert any("pretrained weights" in e.value for e in at.error) and not at.exception
+    at.radio(key="weights").set_value("random")
+    at.button(key="analyze").click().run()
+    assert not at.error and len(at.session_state["runs"]) == 2
+
+
+def test_alternet_builder_keeps_step_toggles_and_text_in_step():
+    at = AppTest.from_file(SCRIPT, default_timeout=TIMEOUT_S).run()
+    assert at.text_input(key="spec_text").value == "s2:4,s3:2,s3:4,s3:6,s4:2,s4:4"
+    at.radio(key="step").set_value(3).run()
+    assert at.text_input(key="spec_text").value == "s3:6,s4:2,s4:4" and at.multiselect(key="stage_3").value == [2, 4]
+    at.multiselect(key="stage_1").set_value([4]).run()  # a custom placement
+    assert at.text_input(key="spec_text").value == "s2:4,s3:6,s4:2,s4:4" and at.radio(key="step").value is None
+    at.text_input(key="spec_text").set_value("s3:1").run()
+    assert any("cannot be an MSA block" in e.value for e in at.error)
+    assert at.text_input(key="spec_text").value == "s3:1" and not at.exception
+    at.text_input(key="spec_text").set_value("s4:4").run()
+    assert at.radio(key="step").value == 1 and not at.error
+    assert "**1.89 M** parameters" in " ".join(m.value for m in at.markdown)  # the cost of s4:4 at width 16
+
+
+@pytest.fixture(scope="module")
+def streamlit_url(output_dir: Path):
+    port = free_port()
+    log = output_dir / "streamlit.log"
+    env = {**os.environ, "HF_ENDPOINT": "http://127.0.0.1:9", "HF_HUB_CACHE": str(output_dir / "hub-cache")}
+    command = [sys.executable, "-m", "streamlit", "run", SCRIPT, "--server.port", str(port), "--server.headless",
+               "true", "--browser.gatherUsageStats", "false", "--server.address", "127.0.0.1", "--client.toolbarMode", "viewer"]
+    with log.open("w") as out:
+        process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        wait_until_up(f"http://127.0.0.1:{port}/_stcore/health", process, log)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def test_streamlit_server_in_the_browser(page, streamlit_url: str, sample_photo: Path, output_dir: Path):
+    page.goto(streamlit_url)
+    page.get_by_role("button", name="Analyze").wait_for(timeout=TIMEOUT_S * 1000)
+    page.locator("input[type=file]").first.set_input_files(str(sample_photo))
+    page.get_by_text(sample_photo.name).first.wait_for(timeout=30_000)
+    page.get_by_role("button", name="Analyze").click()
+    page.get_by_text("Fourier analysis of feature maps").first.wait_for(timeout=TIMEOUT_S * 1000)
+    page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot').length >= 6", timeout=TIMEOUT_S * 1000)
+    body = page.locator("body").inner_text()
+    assert "ResNet-50" in body and "ViT-S/16" in body and "Grad-CAM" in body and "Offline" in body
+    assert page.locator("[data-testid=stImage] img").count() >= 3  # two maps and the 32x32 input
+    page.set_viewport_size({"width": 1440, "height": 4200})  # Streamlit scrolls inside its own container
+    page.wait_for_timeout(1500)
+    page.screenshot(path=str(output_dir / "streamlit.png"), full_page=True)
+
+
+def test_figure_export_gives_a_titled_png_for_download():
+    at = analyzed()
+    at.selectbox(key="export_figure").set_value("Fig 8: high-frequency Δ log amplitude")
+    at.button(key="prepare_figure").click().run()
+    data, name = at.session_state["exported"]
+    assert name == "fig8-high-frequency.png" and not at.exception
+    from PIL import Image
+    import io
+
+    assert Image.open(io.BytesIO(data)).size == (2400, 1400)
+    assert at.get("download_button")  # the download is offered

@@ -14,15 +14,17 @@ random weights unless --weights random is asked for.
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repository, for `engine`
+
 import engine
+from engine.cifar_subset import subset
 from engine.placement import PAPER_DEPTHS, buildup_sequence
 from engine.results import ModelResult
-
-SUBSET = Path(__file__).resolve().parent.parent / "assets" / "cifar10_test_subset.npz"
 
 
 def shares(result: ModelResult, value: str) -> tuple[float, float]:
@@ -41,22 +43,22 @@ def main() -> None:
     parser.add_argument("--width", type=int, help="AlterNet/ResNet base width (random weights only)")
     parser.add_argument("--device", default="auto")
     args = parser.parse_args()
-    data = np.load(SUBSET)
-    pick = np.linspace(0, len(data["labels"]) - 1, min(args.limit, len(data["labels"]))).astype(int)  # all classes
-    images, labels = data["images"][pick], data["labels"][pick]
+    all_images, all_labels = subset()
+    pick = np.linspace(0, len(all_labels) - 1, min(args.limit, len(all_labels))).astype(int)  # all classes
+    images, labels = all_images[pick], all_labels[pick]
     options = {} if args.width is None else {"width": args.width}
     runs = [("preact_resnet", "PreAct ResNet (step 0)", options)]
     runs += [("alternet", f"AlterNet step {n}: {p}", {"msa": str(p), **options})
              for n, p in enumerate(buildup_sequence(PAPER_DEPTHS)) if n > 0]
-    runs += [("vit_cifar", "ViT-Ti/2", {})]
-    print(f"{len(images)} test images ({data['note']}), weights: {args.weights}\n")
+    runs += [("vit_cifar", "ViT/4 (CIFAR)", {})]
+    print(f"{len(images)} test images of the bundled subset (CIFAR-10, JPEG-q75 re-encoding), weights: {args.weights}\n")
     print("| model | accuracy | MSA lower variance | Conv/MLP raise variance | MSA lower high-freq | Conv/MLP raise high-freq |")
     print("|---|---:|---:|---:|---:|---:|")
     for name, label, build in runs:
         try:
             model = engine.create_model(name, weights=args.weights, device=args.device, **build)
-        except engine.WeightsUnavailableError as exc:
-            print(f"| {label} | missing: {exc} | | | | |")
+        except engine.WeightsUnavailableError:
+            print(f"| {label} | no bundled checkpoint | | | | |")
             continue
         result = engine.Analyzer(model, batch_size=100).analyze(list(images))
         accuracy = np.mean([p[0].index == y for p, y in zip(result.predictions, labels)])

@@ -1,13 +1,22 @@
-"""Lesions (paper Fig 10b): residual units switched off, their branch skipped and shortcut kept."""
+"""Lesions (paper Fig 10b): residual units switched off, their branch skipped and shortcut kept.
+
+    with Lesion(model, [3, 5]): ...                             # units 3 and 5 off inside the block
+    result = LesionAccuracy(model).attribute(images, labels)    # accuracy with each unit off in turn
+"""
 from __future__ import annotations
 
-from typing import Iterable
+from dataclasses import asdict, dataclass
+from typing import Callable, Iterable, Sequence
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from .errors import EngineError
+from .images import ImageInput, load_image
 from .registry import LoadedModel
+
+Progress = Callable[[int, int], None]
 
 
 def _zero_branch(module: nn.Module, args: tuple, output: torch.Tensor) -> torch.Tensor:
@@ -46,3 +55,90 @@ class Lesion:
 
     def __exit__(self, *exc) -> None:
         self.remove()
+
+
+@dataclass
+class LesionedUnit:
+    """One switched-off unit: where it sits and the accuracy and mean NLL without it."""
+
+    index: int
+    name: str
+    kind: str
+    normalized_depth: float
+    accuracy: float
+    nll: float
+    drop: float  # clean accuracy - accuracy
+
+
+@dataclass
+class LesionResult:
+    """Fig 10b: the accuracy with nothing removed, and with each removable unit removed in turn."""
+
+    model: str
+    clean_accuracy: float
+    clean_nll: float
+    units: list[LesionedUnit]
+    images: int
+
+    def to_json(self) -> dict:
+        return {"model": self.model, "clean_accuracy": self.clean_accuracy, "clean_nll": self.clean_nll,
+                "units": [asdict(unit) for unit in self.units], "images": self.images}
+
+
+class LesionAccuracy:
+    """Fig 10b: how much the accuracy drops when one unit (Conv, MSA or MLP) is switched off."""
+
+    def __init__(self, model: LoadedModel, batch_size: int = 100) -> None:
+        if batch_size < 1:
+            raise EngineError(f"batch_size must be at least 1, not {batch_size}")
+        self.model, self.batch_size = model, batch_size
+
+    def _batch(self, images: Sequence[ImageInput] | torch.Tensor) -> torch.Tensor:
+        """`images` as the model's input batch: a preprocessed batch as is, files/PIL/arrays through its transform."""
+        if isinstance(images, torch.Tensor) and images.dim() != 4:
+            raise EngineError(f"a preprocessed batch has shape (B, 3, H, W), not {tuple(images.shape)}")
+        if len(images) == 0:
+            raise EngineError("a lesion study needs at least one labelled image")
+        if isinstance(images, torch.Tensor):
+            return images
+        return torch.stack([self.model.transform(load_image(image)) for image in images])
+
+    @torch.inference_mode()
+    def _evaluate(self, x: torch.Tensor, y: torch.Tensor) -> tuple[float, float]:
+        """Accuracy and mean NLL of the model as it stands."""
+        correct, nll = 0, 0.0
+        for start in range(0, len(x), self.batch_size):
+            logits = self.model.module(x[start : start + self.batch_size].to(self.model.device)).float().cpu()
+            self.model.forward_passes += 1
+            target = y[start : start + self.batch_size]
+            if int(target.max()) >= logits.shape[-1]:
+                raise EngineError(f"label {int(target.max())} is out of range: {self.model.name} has {logits.shape[-1]} classes")
+            nll += float(F.cross_entropy(logits, target, reduction="sum"))
+            correct += int((logits.argmax(-1) == target).sum())
+        return correct / len(x), nll / len(x)
+
+    def attribute(self, images: Sequence[ImageInput] | torch.Tensor, labels: Sequence[int],
+                  progress: Progress | None = None) -> LesionResult:
+        """Accuracy over `images` (files/PIL/arrays, or a preprocessed (B, 3, H, W) batch) and their labels,
+        clean and with each removable unit off; `progress(done, total)` after each of the 1 + units passes."""
+        x = self._batch(images)
+        y = labels.cpu().long() if isinstance(labels, torch.Tensor) else torch.as_tensor(list(labels), dtype=torch.int64)
+        if len(y) != len(x):
+            raise EngineError(f"{len(x)} images but {len(y)} labels")
+        if int(y.min()) < 0:
+            raise EngineError(f"label {int(y.min())} is out of range: labels are class indices from 0")
+        specs = self.model.spec.blocks(self.model.module)
+        removable = [i for i, spec in enumerate(specs) if spec.can_lesion]
+        last = max(len(specs) - 1, 1)
+        clean_accuracy, clean_nll = self._evaluate(x, y)
+        if progress:
+            progress(1, 1 + len(removable))
+        units = []
+        for done, index in enumerate(removable, 2):
+            with Lesion(self.model, [index]):
+                accuracy, nll = self._evaluate(x, y)
+            spec = specs[index]
+            units.append(LesionedUnit(index, spec.name, spec.kind, index / last, accuracy, nll, clean_accuracy - accuracy))
+            if progress:
+                progress(done, 1 + len(removable))
+        return LesionResult(self.model.name, clean_accuracy, clean_nll, units, len(x))

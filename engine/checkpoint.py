@@ -38,6 +38,7 @@ class CheckpointMeta:
     device: str = ""
     precision: str = ""
     minutes: float | None = None  # training time
+    trajectory: dict | None = None  # Fig 1b: {"epochs", "r", "theta_deg"} of the weights around the final ones
     date: str = ""
     commit: str | None = None
 

@@ -13,15 +13,23 @@ that stopped (`--stop-after N` ends one after N epochs, for time-limited session
 run evaluates on test/ (accuracy and NLL) and on the bundled 1,000-image subset, and records them with
 images/s, device, precision, epochs and minutes in the sidecar. Randomness is seeded per epoch, so a
 resumed run repeats an uninterrupted one.
+
+Fig 1b's weight trajectory: `--trajectory-points N` snapshots of the trainable parameters at N evenly
+spaced moments of the schedule (share k/N done, k = 0..N-1: initialization first), kept in `PATH.trajectory/`
+beside the state file while the run lasts, and at the end the sidecar's "trajectory" holds their polar
+coordinates around the final weights (`polar_trajectory`). A run ended by --stop-after keeps the folder for
+--resume; one that fails deletes it, and a resume that finds its snapshots gone records from the resume point.
 """
 from __future__ import annotations
 
 import argparse
 import math
+import shutil
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterable, Sequence
 
 import numpy as np
 import torch
@@ -70,6 +78,7 @@ class TrainConfig:
     compile: bool = False
     half: bool = False
     progress: bool = True
+    trajectory_points: int = 20  # Fig 1b weight snapshots over the run; 0: none
 
     def build_options(self, num_classes: int) -> dict:
         """The full architecture options for the registry's build, as stored in the sidecar."""
@@ -279,10 +288,101 @@ def _seed_epoch(seed: int, epoch: int) -> torch.Generator:
     return torch.Generator().manual_seed(seed * 10_007 + epoch)
 
 
+def flat_parameters(model: nn.Module) -> np.ndarray:
+    """Every trainable parameter, flattened in order into one fp32 vector on the CPU."""
+    with torch.no_grad():
+        return torch.cat([p.detach().float().flatten() for p in model.parameters() if p.requires_grad]).cpu().numpy()
+
+
+def _vector(x: np.ndarray | torch.Tensor) -> np.ndarray:
+    """A float64 copy of `x`, flattened (the caller's arrays are left alone)."""
+    if isinstance(x, torch.Tensor):
+        x = x.detach().cpu().numpy()
+    return np.array(x, dtype=np.float64).ravel()
+
+
+def polar_trajectory(snapshots: Iterable[np.ndarray] | torch.Tensor, final: np.ndarray | torch.Tensor) -> tuple[np.ndarray, np.ndarray]:
+    """Fig 1b: (r_t, θ_t in degrees) of weight snapshots w_t, the first at initialization, around the final
+    weights: with Δw_t = w_t - final, r_t = |Δw_t| / |Δw_0| and θ_t = arccos(Δw_t·Δw_0 / (|Δw_t| |Δw_0|)),
+    0 where Δw_t = 0. In float64, one snapshot at a time (they may be memory-mapped files)."""
+    end = _vector(final)
+    r, theta = [], []
+    first = first_norm = None
+    for snapshot in snapshots:
+        delta = _vector(snapshot)
+        if delta.shape != end.shape:
+            raise EngineError(f"a snapshot of {delta.size} weights against final weights of {end.size}")
+        delta -= end
+        norm = float(np.linalg.norm(delta))
+        if first is None:
+            if norm == 0:
+                raise EngineError("the first snapshot equals the final weights: training did not move them")
+            first, first_norm = delta, norm
+        r.append(norm / first_norm)
+        cosine = 1.0 if delta is first or norm == 0 else float(delta @ first) / (norm * first_norm)
+        theta.append(math.degrees(math.acos(min(1.0, max(-1.0, cosine)))))
+    if first is None:
+        raise EngineError("a weight trajectory needs at least one snapshot")
+    return np.array(r), np.array(theta)
+
+
+class TrajectoryRecorder:
+    """Fig 1b's snapshots: at most one per step, when moment k (share k/points of the schedule done) is due,
+    the trainable parameters into `folder`/k.npy; `epochs` holds the epoch (a float) of each."""
+
+    def __init__(self, folder: Path, points: int, epochs: Sequence[float] = ()) -> None:
+        self.folder, self.points, self.epochs = folder, points, list(epochs)
+
+    @classmethod
+    def start(cls, folder: Path, points: int, resumed: Path | None = None, state: dict | None = None) -> TrajectoryRecorder:
+        """A recorder into an empty `folder`, or on a resume one that goes on from the snapshots in `resumed`
+        that the resumed run's training `state` lists."""
+        earlier = (state or {}).get("trajectory") or {}
+        epochs = list(earlier.get("epochs", []))
+        files = [resumed / f"{k:04d}.npy" for k in range(len(epochs))] if resumed else []
+        if resumed is not None and not (earlier.get("points") == points and all(f.is_file() for f in files)):
+            print(f"note: the weight snapshots in {resumed} are missing or not of {points} points; "
+                  "this run's trajectory (Fig 1b) starts at the resume point", flush=True)
+            epochs, files = [], []
+        if not (files and resumed.resolve() == folder.resolve()):  # else resumed in place: they are there
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir(parents=True)
+            for file in files:
+                shutil.copyfile(file, folder / file.name)
+        return cls(folder, points, epochs)
+
+    def take(self, model: nn.Module, progress: float, epoch: float) -> None:
+        """Snapshot `model` if the next moment is due at `progress` (the share of the schedule done)."""
+        k = len(self.epochs)
+        if k < self.points and progress >= k / self.points:
+            np.save(self.folder / f"{k:04d}.npy", flat_parameters(model))
+            self.epochs.append(round(epoch, 4))
+
+    def state(self) -> dict:
+        """What a resumed run needs to go on: saved with the optimizer state."""
+        return {"points": self.points, "epochs": list(self.epochs)}
+
+    def finish(self, model: nn.Module) -> dict | None:
+        """The sidecar's trajectory around `model`'s (final) weights, None without snapshots; deletes the folder."""
+        try:
+            if not self.epochs:
+                return None
+            snapshots = (np.load(self.folder / f"{k:04d}.npy", mmap_mode="r") for k in range(len(self.epochs)))
+            r, theta = polar_trajectory(snapshots, flat_parameters(model))
+            return {"epochs": self.epochs, "r": r.tolist(), "theta_deg": theta.tolist()}
+        finally:
+            self.discard()
+
+    def discard(self) -> None:
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
 def train(cfg: TrainConfig) -> TrainResult:
     """Train per `cfg`, writing the checkpoint each epoch and the evaluations at the end."""
     device = resolve_device(cfg.device)
     precision = resolve_precision(cfg.precision, device)
+    if cfg.trajectory_points < 0:
+        raise EngineError(f"--trajectory-points must be 0 (none) or more, not {cfg.trajectory_points}")
     if not cfg.resume:  # fail on a bad model name or placement before decoding the data
         get_spec(cfg.model)
         cfg.build_options(10)
@@ -324,51 +424,65 @@ def train(cfg: TrainConfig) -> TrainResult:
     losses, seen, run_time = [], 0, 0.0
     end_epoch = epochs if cfg.stop_after is None else min(epochs, start_epoch + cfg.stop_after)
     epoch, out_of_time = start_epoch, False
-    while epoch < end_epoch and not out_of_time:
-        generator = _seed_epoch(cfg.seed, epoch)
-        order = torch.randperm(len(train_labels), generator=generator).to(device)
-        model.train()
-        loss_sum, correct = torch.zeros((), device=device), torch.zeros((), device=device)
-        of = f"/{cfg.epochs}" if budget_s is None else f" of {cfg.budget:g} min"
-        bar = tqdm(range(steps_per_epoch), desc=f"epoch {epoch + 1}{of} [{precision}, {device.type}]", disable=not cfg.progress)
-        tick, done_steps = time.perf_counter(), 0
-        for i in bar:
-            idx = order[i * cfg.batch_size : (i + 1) * cfg.batch_size]
-            x = normalize(crop_flip(train_images[idx], generator))
-            x, target = mix(x, train_labels[idx])
-            now = elapsed + time.perf_counter() - tick
-            progress = None if budget_s is None else now / budget_s
-            for group in optimizer.param_groups:
-                group["lr"] = lr_at(step, total, warmup, cfg.lr, progress)
-            with torch.autocast(device.type, torch.bfloat16, enabled=precision == "bf16"):
-                logits = step_model(_memory_format(x, precision))
-            loss = torch.sum(-target * F.log_softmax(logits.float(), dim=-1), dim=-1).mean()
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            optimizer.step()
-            loss_sum += loss.detach()
-            correct += (logits.argmax(1) == target.argmax(1)).sum()
-            step, done_steps = step + 1, done_steps + 1
-            if i % 20 == 19 or i == steps_per_epoch - 1:
-                done = (i + 1) * cfg.batch_size
-                rate = done / (time.perf_counter() - tick)
-                bar.set_postfix(loss=f"{loss_sum.item() / (i + 1):.3f}", acc=f"{correct.item() / done:.3f}", img_s=f"{rate:.0f}")
-            if budget_s is not None and elapsed + time.perf_counter() - tick >= budget_s:
-                out_of_time = True
-                break
-        bar.close()
-        spent = time.perf_counter() - tick
-        elapsed, run_time = elapsed + spent, run_time + spent
-        seen += done_steps * cfg.batch_size
-        losses.append(loss_sum.item() / max(1, done_steps))
-        epoch += 1
-        meta.epochs = epoch if budget_s is None else round(step / steps_per_epoch, 2)
-        meta.minutes = round(elapsed / 60, 1)
-        meta.images_per_s = round(seen / run_time, 1)
-        if epoch % cfg.save_every == 0 or epoch == end_epoch or out_of_time:
-            ckpt.save(model, out, meta, half=cfg.half)
-            state = {"optimizer": optimizer.state_dict(), "epoch": epoch, "elapsed": elapsed, "step": step}
-            torch.save(state, _state_file(out))
+    recorder = None
+    if cfg.trajectory_points:
+        resumed = _trajectory_dir(cfg.resume) if cfg.resume else None
+        recorder = TrajectoryRecorder.start(_trajectory_dir(out), cfg.trajectory_points, resumed, resume_state)
+    try:
+        while epoch < end_epoch and not out_of_time:
+            generator = _seed_epoch(cfg.seed, epoch)
+            order = torch.randperm(len(train_labels), generator=generator).to(device)
+            model.train()
+            loss_sum, correct = torch.zeros((), device=device), torch.zeros((), device=device)
+            of = f"/{cfg.epochs}" if budget_s is None else f" of {cfg.budget:g} min"
+            bar = tqdm(range(steps_per_epoch), desc=f"epoch {epoch + 1}{of} [{precision}, {device.type}]", disable=not cfg.progress)
+            tick, done_steps = time.perf_counter(), 0
+            for i in bar:
+                idx = order[i * cfg.batch_size : (i + 1) * cfg.batch_size]
+                x = normalize(crop_flip(train_images[idx], generator))
+                x, target = mix(x, train_labels[idx])
+                now = elapsed + time.perf_counter() - tick
+                progress = None if budget_s is None else now / budget_s
+                if recorder is not None:
+                    recorder.take(model, step / total if progress is None else progress, step / steps_per_epoch)
+                for group in optimizer.param_groups:
+                    group["lr"] = lr_at(step, total, warmup, cfg.lr, progress)
+                with torch.autocast(device.type, torch.bfloat16, enabled=precision == "bf16"):
+                    logits = step_model(_memory_format(x, precision))
+                loss = torch.sum(-target * F.log_softmax(logits.float(), dim=-1), dim=-1).mean()
+                optimizer.zero_grad(set_to_none=True)
+                loss.backward()
+                optimizer.step()
+                loss_sum += loss.detach()
+                correct += (logits.argmax(1) == target.argmax(1)).sum()
+                step, done_steps = step + 1, done_steps + 1
+                if i % 20 == 19 or i == steps_per_epoch - 1:
+                    done = (i + 1) * cfg.batch_size
+                    rate = done / (time.perf_counter() - tick)
+                    bar.set_postfix(loss=f"{loss_sum.item() / (i + 1):.3f}", acc=f"{correct.item() / done:.3f}", img_s=f"{rate:.0f}")
+                if budget_s is not None and elapsed + time.perf_counter() - tick >= budget_s:
+                    out_of_time = True
+                    break
+            bar.close()
+            spent = time.perf_counter() - tick
+            elapsed, run_time = elapsed + spent, run_time + spent
+            seen += done_steps * cfg.batch_size
+            losses.append(loss_sum.item() / max(1, done_steps))
+            epoch += 1
+            meta.epochs = epoch if budget_s is None else round(step / steps_per_epoch, 2)
+            meta.minutes = round(elapsed / 60, 1)
+            meta.images_per_s = round(seen / run_time, 1)
+            if epoch % cfg.save_every == 0 or epoch == end_epoch or out_of_time:
+                ckpt.save(model, out, meta, half=cfg.half)
+                state = {"optimizer": optimizer.state_dict(), "epoch": epoch, "elapsed": elapsed, "step": step,
+                         "trajectory": recorder.state() if recorder is not None else None}
+                torch.save(state, _state_file(out))
+        if recorder is not None and (out_of_time or epoch >= epochs):  # the schedule's end: w_optimal
+            meta.trajectory = recorder.finish(model)
+    except BaseException:
+        if recorder is not None:
+            recorder.discard()
+        raise
     evaluation = evaluate(model, data.test, device, cfg.eval_batch_size, precision)
     meta.test_accuracy, meta.test_nll, meta.test_images = evaluation.accuracy, evaluation.nll, evaluation.count
     if tuple(data.classes) == CIFAR10_CLASSES:
@@ -387,6 +501,12 @@ def _device_name(device: torch.device) -> str:
 def _state_file(checkpoint: str | Path) -> Path:
     weights, _ = ckpt.paths(checkpoint)
     return Path(str(weights)[: -len(".safetensors")] + ".state.pt")
+
+
+def _trajectory_dir(checkpoint: str | Path) -> Path:
+    """The folder of a run's weight snapshots (Fig 1b), beside its state file."""
+    state = _state_file(checkpoint)
+    return state.with_name(state.name[: -len(".state.pt")] + ".trajectory")
 
 
 def _read_state(checkpoint: str | Path) -> dict:
@@ -418,6 +538,8 @@ def parse_args(argv: list[str] | None = None) -> TrainConfig:
     p.add_argument("--resume", default=None, help="checkpoint to continue from (its .state.pt beside it)")
     p.add_argument("--compile", action="store_true", help="torch.compile the training step")
     p.add_argument("--half", action="store_true", help="store the weights as fp16")
+    p.add_argument("--trajectory-points", type=int, default=d.trajectory_points,
+                   help="weight snapshots over the run for Fig 1b's trajectory in the sidecar (0: none)")
     p.add_argument("--no-progress", dest="progress", action="store_false")
     args = vars(p.parse_args(argv))
     if args["depths"] is not None:

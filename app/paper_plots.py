@@ -1,0 +1,320 @@
+"""Plotly figures of the paper's other findings, drawn from the engine results' `to_json()` dicts.
+
+Each function takes those dicts (stored or fresh; the engine need not run) keyed by the model's display
+label, which gets " (random weights)" added when the dict says its weights are random, as in app.figures.
+
+noise_figure: Fig 2b, accuracy drop against the frequency of the added noise (engine.robustness).
+similarity_figure: Fig 10a, the CKA heat map of two models' blocks (engine.similarity).
+lesion_figure: Fig 10b, the accuracy drop when one unit is switched off, by depth (engine.lesion).
+hessian_figure: Figs 1c and 4, the histogram of the top Hessian eigenvalues (engine.hessian).
+landscape_figure: Fig 1a, NLL + ℓ2 along one or two random directions (engine.landscape).
+corruption_figure, corruption_detail_figure: Fig 12b, accuracy under common corruptions (engine.corruption).
+trajectory_figure: Fig 1b, the optimization trajectory (r_t, θ_t) in polar coordinates.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from app.figures import HEIGHT, MODEL_COLORS, MODEL_MARKERS, SHADES
+
+PI_TICKS = {"tickvals": np.linspace(0, 1, 6).tolist(), "ticktext": [f"{v:.1f}π" for v in np.linspace(0, 1, 6)]}
+LOSS = "NLL + ℓ2"
+
+
+def _name(label: str, data: dict) -> str:
+    """The display label, saying so when the dict says the weights are random (and the label does not)."""
+    random = data.get("random_weights") or str(data.get("weights", "")).startswith("random")
+    return f"{label} (random weights)" if random and "random weights" not in label else label
+
+
+def _layout(fig: go.Figure, title: str, x_title: str | None = "", y_title: str = "", height: int = HEIGHT) -> go.Figure:
+    """app.figures' look: small left title, white template, framed axes (none when `x_title` is None, for a
+    polar plot), legend below the plot."""
+    fig.update_layout(
+        title={"text": title, "x": 0.01, "font": {"size": 14}},
+        height=height,
+        margin={"l": 60, "r": 20, "t": 48, "b": 48},
+        template="plotly_white",
+        hoverlabel={"namelength": -1},
+        legend={"orientation": "h", "yanchor": "top", "y": -0.22, "x": 0},
+    )
+    if x_title is not None:
+        fig.update_xaxes(title=x_title, showline=True, linecolor="#888", mirror=True)
+        fig.update_yaxes(title=y_title, showline=True, linecolor="#888", mirror=True)
+    return fig
+
+
+def _style(slot: int) -> dict:
+    """The line and marker of the model in `slot`, as app.figures draws it."""
+    return {"line": {"color": MODEL_COLORS[slot % len(MODEL_COLORS)], "width": 2},
+            "marker": {"symbol": MODEL_MARKERS[slot % len(MODEL_MARKERS)], "size": 7}}
+
+
+def _line(slot: int, name: str, x: list, y: list, hover: str, **kwargs) -> go.Scatter:
+    """One model's line with markers in its colour and marker symbol."""
+    return go.Scatter(
+        x=x, y=y, mode="lines+markers", name=name, hovertemplate=f"{name}<br>{hover}<extra></extra>",
+        **_style(slot), **kwargs,
+    )
+
+
+def _key(name: str, color: str) -> go.Scatter:
+    """A legend entry without data (a shading's or a marking's key)."""
+    return go.Scatter(x=[None], y=[None], mode="markers", name=name, hoverinfo="skip",
+                      marker={"symbol": "square", "size": 14, "color": color})
+
+
+def _percent(values: list[float]) -> list[float]:
+    return [100 * v for v in values]
+
+
+# ---- Fig 2b ----
+
+
+def _noise_drop(data: dict) -> tuple[list[float], str]:
+    """The plotted drop in percentage points and what it is: accuracy, or without labels top-1 probability."""
+    if data.get("accuracy_drop") is not None:
+        return _percent(data["accuracy_drop"]), "accuracy"
+    return _percent(data["probability_drop"]), "top-1 probability"
+
+
+def noise_figure(results: dict[str, dict]) -> go.Figure:
+    """Fig 2b: clean minus noisy accuracy (pp) per noise frequency band, one line per model; the drop of the
+    clean top-1 class's probability for a result without labels."""
+    fig, measures = go.Figure(), []
+    for slot, (label, data) in enumerate(results.items()):
+        drop, measure = _noise_drop(data)
+        measures.append(measure)
+        name = _name(label, data) + ("" if measure == "accuracy" else " · top-1 probability")
+        fig.add_trace(_line(slot, name, data["frequencies"], drop, f"%{{x:.1f}}π: {measure} drop %{{y:.1f}} pp"))
+    fig.add_hline(0, line={"color": "#888", "width": 1})
+    y_title = " / ".join(f"{m.capitalize()} drop" for m in dict.fromkeys(measures)) + " (pp)"
+    _layout(fig, "Fig 2b · drop under frequency-based random noise", "Noise frequency", y_title)
+    return fig.update_xaxes(range=[-0.03, 1.03], **PI_TICKS)
+
+
+# ---- Fig 10a ----
+
+
+def _ticks(labels: list[str], kinds: list[str]) -> dict:
+    """Every block's tick, E/P/index as in the JSON, MSA blocks in bold."""
+    text = [f"<b>{t}</b>" if kind == "msa" else t for t, kind in zip(labels, kinds)]
+    return {"tickvals": list(range(len(labels))), "ticktext": text, "tickfont": {"size": 10}}
+
+
+def similarity_figure(sim: dict, row_label: str, column_label: str) -> go.Figure:
+    """Fig 10a: CKA (0..1) of every row block against every column block, first blocks top left."""
+    rows, columns = sim["row_labels"], sim["column_labels"]
+    fig = go.Figure(go.Heatmap(
+        z=sim["cka"], x=list(range(len(columns))), y=list(range(len(rows))), zmin=0, zmax=1, colorscale="Viridis",
+        colorbar={"title": {"text": "CKA", "side": "right"}, "thickness": 12},
+        customdata=[[[r, c] for c in columns] for r in rows],
+        hovertemplate=f"{row_label} %{{customdata[0]}} · {column_label} %{{customdata[1]}}"
+        "<br>CKA %{z:.3f}<extra></extra>",
+    ))
+    fig.add_trace(_key("<b>bold</b> tick: MSA block (E: embedding, P: pooling)", "rgba(0, 0, 0, 0)"))
+    images = f", {sim['images']} images" if sim.get("images") else ""
+    _layout(fig, f"Fig 10a · feature map similarity (CKA){images}", f"{column_label} block", f"{row_label} block",
+            height=420)
+    fig.update_layout(showlegend=True, plot_bgcolor="white")
+    fig.update_xaxes(constrain="domain", showgrid=False, zeroline=False, **_ticks(columns, sim["column_kinds"]))
+    return fig.update_yaxes(autorange="reversed", scaleanchor="x", constrain="domain", showgrid=False,
+                            zeroline=False, **_ticks(rows, sim["row_kinds"]))
+
+
+# ---- Fig 10b ----
+
+
+def _unit_spans(units: list[dict], kind: str, y_range: list[float], group: str) -> go.Scatter | None:
+    """Rectangles over the depth step into each block of `kind`, [(i - 1)/(L - 1), i/(L - 1)] as in Fig 8/9,
+    filling `y_range`; a trace so the model's legend entry hides it too. Blocks missing from the units
+    (they cannot be switched off) after the stem are subsampling ones."""
+    step = next((u["normalized_depth"] / u["index"] for u in units if u["index"] > 0), 0.0)
+    kinds = dict.fromkeys(range(1, max((u["index"] for u in units), default=0)), "pool")
+    kinds.update({u["index"]: u["kind"] for u in units})
+    low, high = y_range
+    xs, ys = [], []
+    for index in (i for i, k in kinds.items() if k == kind and i > 0):
+        x0, x1 = (index - 1) * step, index * step
+        xs += [x0, x1, x1, x0, x0, None]
+        ys += [low, low, high, high, low, None]
+    if not xs:
+        return None
+    return go.Scatter(x=xs, y=ys, fill="toself", fillcolor=SHADES[kind][0], mode="none", hoverinfo="skip",
+                      legendgroup=group, showlegend=False)
+
+
+def lesion_figure(results: dict[str, dict]) -> go.Figure:
+    """Fig 10b: the accuracy drop (pp) when each unit is switched off, against normalized depth; MSA units
+    shaded gray and subsampling blocks blue."""
+    fig = go.Figure()
+    drops = [100 * u["drop"] for data in results.values() for u in data["units"]]
+    low, high = min(drops + [0.0]), max(drops + [0.0])
+    y_range = [low - 0.06 * (high - low or 1), high + 0.06 * (high - low or 1)]
+    for kind, (color, key) in SHADES.items():
+        spans = [_unit_spans(data["units"], kind, y_range, label) for label, data in results.items()]
+        fig.add_traces([span for span in spans if span is not None])
+        if any(spans):
+            fig.add_trace(_key(key, color.replace("0.16", "0.4")))
+    for slot, (label, data) in enumerate(results.items()):
+        units = data["units"]
+        fig.add_trace(_line(
+            slot, _name(label, data), [u["normalized_depth"] for u in units], [100 * u["drop"] for u in units],
+            "%{customdata[0]} (%{customdata[1]}) off, depth %{x:.2f}<br>accuracy %{customdata[2]:.1f}%,"
+            " drop %{y:.1f} pp", customdata=[[u["name"], u["kind"], 100 * u["accuracy"]] for u in units],
+            legendgroup=label, cliponaxis=False,
+        ))
+    _layout(fig, "Fig 10b · accuracy drop with one unit removed", "Normalized depth", "Accuracy drop (pp)")
+    fig.update_xaxes(range=[0, 1])
+    return fig.update_yaxes(range=y_range)
+
+
+# ---- Figs 1c and 4 ----
+
+
+def _eigenvalues(data: dict) -> list[float]:
+    return [value for batch in data["eigenvalues"] for value in batch]
+
+
+def _hessian_name(label: str, data: dict) -> str:
+    """The label with NEP (share of negative eigenvalues) and APE (mean positive one) where the JSON has them."""
+    parts = [_name(label, data)]
+    if data.get("nep") is not None:
+        parts.append(f"NEP {100 * data['nep']:.1f}%")
+    if data.get("ape") is not None:
+        parts.append(f"APE {data['ape']:.3g}")
+    return " · ".join(parts)
+
+
+def hessian_figure(results: dict[str, dict]) -> go.Figure:
+    """Figs 1c/4: histograms of every minibatch's top Hessian eigenvalues (signed), models overlaid on the
+    same bins, symmetric about zero so negative eigenvalues show left of the dashed zero line; log counts."""
+    peak = max((abs(v) for data in results.values() for v in _eigenvalues(data)), default=1.0) or 1.0
+    size = peak / 20
+    edges = np.arange(-21, 22) * size  # zero is a bin edge
+    most = max((np.histogram(_eigenvalues(data), edges)[0].max() for data in results.values()), default=1)
+    fig = go.Figure()
+    for slot, (label, data) in enumerate(results.items()):
+        fig.add_histogram(
+            x=_eigenvalues(data), name=_hessian_name(label, data), opacity=0.6,
+            xbins={"start": edges[0], "end": edges[-1], "size": size},
+            marker={"color": MODEL_COLORS[slot % len(MODEL_COLORS)]},
+            hovertemplate=f"{label}<br>eigenvalue %{{x}}<br>count %{{y}}<extra></extra>",
+        )
+    fig.add_vline(0, line={"color": "#555", "width": 1, "dash": "dash"})
+    _layout(fig, f"Fig 4 · Hessian max eigenvalue spectra ({LOSS}, top eigenvalues per minibatch)",
+            "Hessian eigenvalue", "Count (log)")
+    fig.update_layout(barmode="overlay")
+    fig.update_xaxes(range=[edges[0], edges[-1]])
+    return fig.update_yaxes(type="log", dtick="D2", range=[-0.25, np.log10(max(most, 1)) + 0.15])  # counts of 1 show
+
+
+# ---- Fig 1a ----
+
+
+def landscape_figure(results: dict[str, dict]) -> go.Figure:
+    """Fig 1a: NLL + ℓ2 around the trained weights, as lines for 1-D results or contours side by side on one
+    colour range for 2-D results."""
+    dims = {2 if data.get("y") is not None else 1 for data in results.values()}
+    if len(dims) > 1:
+        raise ValueError("1-D and 2-D loss landscapes cannot share a figure")
+    return _landscape_2d(results) if dims == {2} else _landscape_1d(results)
+
+
+def _landscape_1d(results: dict[str, dict]) -> go.Figure:
+    fig = go.Figure()
+    for slot, (label, data) in enumerate(results.items()):
+        fig.add_trace(_line(slot, _name(label, data), data["x"], data["loss"], f"step %{{x:.2f}}: {LOSS} %{{y:.4g}}"))
+    return _layout(fig, f"Fig 1a · loss landscape ({LOSS}), one direction",
+                   "Step along a filter-normalized random direction", f"Loss ({LOSS})")
+
+
+def _landscape_2d(results: dict[str, dict]) -> go.Figure:
+    names = [_name(label, data) for label, data in results.items()]
+    fig = make_subplots(rows=1, cols=len(results), subplot_titles=names, shared_yaxes=True, horizontal_spacing=0.04)
+    losses = [v for data in results.values() for row in data["loss"] for v in row]
+    for col, (name, data) in enumerate(zip(names, results.values()), 1):
+        fig.add_contour(x=data["x"], y=data["y"], z=data["loss"], coloraxis="coloraxis", row=1, col=col,
+                        hovertemplate=f"{name}<br>(%{{x:.2f}}, %{{y:.2f}}): {LOSS} %{{z:.4g}}<extra></extra>")
+        fig.add_scatter(x=[0], y=[0], mode="markers",
+                        marker={"symbol": "x", "size": 10, "color": "white", "line": {"color": "black", "width": 1}},
+                        name="trained weights", legendgroup="w", showlegend=col == 1, row=1, col=col,
+                        hovertemplate=f"{name}: trained weights<extra></extra>")
+    _layout(fig, f"Fig 1a · loss landscape ({LOSS})", "Step along d₁ (filter-normalized)", "")
+    fig.update_yaxes(title="Step along d₂ (filter-normalized)", col=1)
+    colorbar = {"title": {"text": LOSS, "side": "right"}, "thickness": 12}
+    return fig.update_layout(margin={"t": 72}, coloraxis={"cmin": min(losses), "cmax": max(losses),
+                                                          "colorscale": "Viridis", "colorbar": colorbar})
+
+
+# ---- Fig 12b ----
+
+
+def corruption_figure(results: dict[str, dict]) -> go.Figure:
+    """Fig 12b: mean corrupted accuracy against clean accuracy (left, labelled points) and accuracy by
+    severity, 0 being clean (right), in percent."""
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.12,
+                        subplot_titles=["Corrupted against clean accuracy", "Accuracy by severity"])
+    for slot, (label, data) in enumerate(results.items()):
+        name = _name(label, data)
+        point = _line(slot, name, [100 * data["clean_accuracy"]], [100 * data["mean_accuracy"]],
+                      "clean %{x:.1f}%, corrupted %{y:.1f}%", legendgroup=name, text=[label],
+                      textposition="top center")
+        fig.add_trace(point.update(mode="markers+text", marker_size=11), row=1, col=1)
+        by_severity = _percent([data["clean_accuracy"], *data["accuracy_by_severity"]])
+        fig.add_trace(_line(slot, name, [0, *data["severities"]], by_severity, "severity %{x}: accuracy %{y:.1f}%",
+                            legendgroup=name, showlegend=False), row=1, col=2)
+    _layout(fig, "Fig 12b · robustness to common corruptions (CIFAR-C style)", height=420)
+    fig.update_layout(margin={"t": 72})
+    fig.update_xaxes(title="Clean accuracy (%)", col=1)
+    fig.update_yaxes(title="Corrupted accuracy (%, mean)", col=1)
+    fig.update_xaxes(title="Severity (0: clean)", dtick=1, col=2)
+    return fig.update_yaxes(title="Accuracy (%)", col=2)
+
+
+def corruption_detail_figure(one: dict, label: str = "") -> go.Figure:
+    """Fig 12b per corruption: one model's accuracy under each corruption (mean over severities, each severity
+    in the hover) as horizontal bars, its clean accuracy as a dashed line."""
+    names = list(one["accuracy_by_corruption"])
+    severities = ", ".join(f"s{s} %{{customdata[{k}]:.1f}}%" for k, s in enumerate(one["severities"]))
+    fig = go.Figure(go.Bar(
+        y=[n.replace("_", " ") for n in names], x=_percent(list(one["accuracy_by_corruption"].values())),
+        orientation="h", name="mean over severities", marker={"color": MODEL_COLORS[0]},
+        customdata=[_percent(one["accuracy"][n]) for n in names],
+        hovertemplate=f"%{{y}}: %{{x:.1f}}%<br>{severities}<extra></extra>",
+    ))
+    fig.add_vline(100 * one["clean_accuracy"], line={"color": "#555", "dash": "dash"})
+    fig.add_scatter(x=[None], y=[None], mode="lines", name="clean accuracy", line={"color": "#555", "dash": "dash"})
+    title = "Fig 12b · accuracy per corruption" + (f" · {_name(label, one)}" if label else "")
+    _layout(fig, title, "Accuracy (%)", "Corruption", height=420)
+    fig.update_xaxes(range=[0, 100])
+    return fig.update_yaxes(autorange="reversed")
+
+
+# ---- Fig 1b ----
+
+
+def trajectory_figure(trajectories: dict[str, dict]) -> go.Figure:
+    """Fig 1b: r_t = ‖Δw_t‖/‖Δw_init‖ against θ_t (degrees) for every snapshot, one line per model; the
+    sector 0..90° unless an angle needs more."""
+    fig = go.Figure()
+    for slot, (label, data) in enumerate(trajectories.items()):
+        name = _name(label, data)
+        fig.add_scatterpolar(
+            r=data["r"], theta=data["theta_deg"], customdata=data["epochs"], mode="lines+markers", name=name,
+            **_style(slot),
+            hovertemplate=f"{name}<br>epoch %{{customdata}}: r %{{r:.3f}}, θ %{{theta:.1f}}°<extra></extra>",
+        )
+    widest = max((t for data in trajectories.values() for t in data["theta_deg"]), default=0.0)
+    top = min(180, max(90, 15 * math.ceil(widest / 15)))
+    _layout(fig, "Fig 1b · optimization trajectory: r_t against θ_t (degrees)", None)
+    return fig.update_layout(polar={
+        "sector": [0, top],
+        "angularaxis": {"dtick": 15, "ticksuffix": "°", "direction": "counterclockwise", "rotation": 0},
+        "radialaxis": {"title": {"text": "r_t = ‖Δw_t‖ / ‖Δw_init‖"}, "rangemode": "tozero", "angle": 90,
+                       "side": "counterclockwise"},
+    })

@@ -1,0 +1,227 @@
+"""app.paper_plots draws the engine results' JSON: each figure's data are the result's numbers, and every
+figure renders to JSON. The results come from the engine on tiny random-weight models (lesion and trajectory
+dicts written by hand in their documented shape)."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import plotly.graph_objects as go
+import pytest
+import torch
+from torch import nn
+
+import engine
+from app import paper_plots
+from engine.cifar_subset import balanced, subset
+from engine.corruption import CorruptionRobustness
+from engine.hessian import HessianSpectrum, as_batch
+from engine.landscape import LossLandscape
+from engine.robustness import FrequencyNoise
+from engine.similarity import FeatureSimilarity
+from engine.models import cifar_transform
+from engine.registry import LoadedModel
+
+ALTERNET = {"width": 4, "depths": (1, 1, 1, 2), "msa": "s4:2"}
+TINY_VIT = {"patch_size": 8, "embed_dim": 16, "depth": 2, "num_heads": 2}
+
+
+@pytest.fixture(autouse=True, scope="module")
+def one_thread():
+    """Tiny models gain nothing from threads, and on a busy CPU extra threads only wait for one another."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.fixture(scope="module")
+def models() -> dict[str, engine.LoadedModel]:
+    return {"AlterNet": engine.create_model("alternet", weights="random", seed=2, device="cpu", **ALTERNET),
+            "ViT": engine.create_model("vit_cifar", weights="random", seed=1, device="cpu", **TINY_VIT)}
+
+
+@pytest.fixture(scope="module")
+def data(models) -> tuple[np.ndarray, torch.Tensor, list[int]]:
+    """8 subset images (uint8 and preprocessed, both models use the CIFAR transform) and their labels."""
+    images, labels = subset()
+    index = balanced(10)[:8]
+    return images[index], as_batch(models["AlterNet"], list(images[index])), labels[index].tolist()
+
+
+def rendered(fig: go.Figure) -> dict:
+    """The figure as plotly.js gets it, with the title naming the paper's figure and a legend shown."""
+    out = json.loads(fig.to_json())
+    assert out["layout"]["title"]["text"].startswith("Fig ")
+    assert 380 <= out["layout"]["height"] <= 420
+    assert any(trace.get("showlegend", True) and trace.get("name") for trace in out["data"])
+    return out
+
+
+def test_noise_lines_are_the_accuracy_drop_or_without_labels_the_probability_drop(models, data):
+    _, x, labels = data
+    noise = FrequencyNoise(models["AlterNet"], rms=2.0, bands=3).attribute(x, labels).to_json()
+    photo = FrequencyNoise(models["ViT"], rms=2.0, bands=3).attribute(x[:1]).to_json()
+    fig = paper_plots.noise_figure({"AlterNet": {**noise, "weights": "random"}, "ViT": photo})
+    rendered(fig)
+    labeled, unlabeled = fig.data
+    assert labeled.name == "AlterNet (random weights)" and unlabeled.name == "ViT · top-1 probability"
+    assert list(labeled.x) == [0.0, 0.5, 1.0]
+    assert list(labeled.y) == pytest.approx([100 * d for d in noise["accuracy_drop"]])
+    assert photo["accuracy_drop"] is None
+    assert list(unlabeled.y) == pytest.approx([100 * d for d in photo["probability_drop"]])
+    assert fig.layout.yaxis.title.text == "Accuracy drop / Top-1 probability drop (pp)"
+    only_photo = paper_plots.noise_figure({"ViT": photo})
+    assert only_photo.layout.yaxis.title.text == "Top-1 probability drop (pp)"
+
+
+def test_similarity_heat_map_is_the_cka_with_bold_msa_ticks(models, data):
+    _, x, _ = data
+    sim = FeatureSimilarity(models["ViT"], models["AlterNet"], batch_size=8).attribute(x).to_json()
+    fig = paper_plots.similarity_figure(sim, "ViT", "AlterNet")
+    rendered(fig)
+    heat = fig.data[0]
+    assert np.array(heat.z) == pytest.approx(np.array(sim["cka"]))
+    assert (heat.zmin, heat.zmax) == (0, 1)
+    assert list(fig.layout.yaxis.ticktext) == ["E", "<b>1</b>", "2", "<b>3</b>", "4"]  # ViT: embed, (msa, mlp) x 2
+    msa = [k for k, kind in enumerate(sim["column_kinds"]) if kind == "msa"]
+    assert msa and all(fig.layout.xaxis.ticktext[k] == f"<b>{sim['column_labels'][k]}</b>" for k in msa)
+    assert "P" in sim["column_labels"] and "P" in fig.layout.xaxis.ticktext
+    assert fig.layout.yaxis.autorange == "reversed" and fig.layout.yaxis.scaleanchor == "x"
+
+
+LESION = {"clean_accuracy": 0.9, "units": [  # block 2 (subsampling) cannot be switched off, so is not listed
+    {"index": 1, "name": "stage1.0", "kind": "conv", "normalized_depth": 0.2, "accuracy": 0.8, "drop": 0.1},
+    {"index": 3, "name": "stage2.0", "kind": "conv", "normalized_depth": 0.6, "accuracy": 0.85, "drop": 0.05},
+    {"index": 4, "name": "stage2.1", "kind": "conv", "normalized_depth": 0.8, "accuracy": 0.9, "drop": 0.0},
+    {"index": 5, "name": "stage2.msa", "kind": "msa", "normalized_depth": 1.0, "accuracy": 0.3, "drop": 0.6},
+]}
+
+
+def test_lesion_lines_are_the_drops_with_msa_and_subsampling_shaded():
+    other = {"clean_accuracy": 0.5, "units": [
+        {"index": 1, "name": "block1.msa", "kind": "msa", "normalized_depth": 0.5, "accuracy": 0.55, "drop": -0.05},
+        {"index": 2, "name": "block1.mlp", "kind": "mlp", "normalized_depth": 1.0, "accuracy": 0.2, "drop": 0.3},
+    ]}
+    fig = paper_plots.lesion_figure({"ResNet-ish": LESION, "ViT-ish": other})
+    rendered(fig)
+    lines = [t for t in fig.data if t.mode == "lines+markers"]
+    assert [t.name for t in lines] == ["ResNet-ish", "ViT-ish"]
+    assert list(lines[0].x) == [0.2, 0.6, 0.8, 1.0] and list(lines[0].y) == pytest.approx([10, 5, 0, 60])
+    assert list(lines[1].y) == pytest.approx([-5, 30])
+    shades = [t for t in fig.data if t.fill == "toself"]
+    gray, blue = (paper_plots.SHADES[kind][0] for kind in ("msa", "pool"))
+    spans = {(t.fillcolor, t.legendgroup): [x for x in t.x if x is not None] for t in shades}
+    assert spans[(gray, "ResNet-ish")] == pytest.approx([0.8, 1.0, 1.0, 0.8, 0.8])  # the step into block 5 of 0..5
+    assert spans[(gray, "ViT-ish")] == pytest.approx([0.0, 0.5, 0.5, 0.0, 0.0])
+    assert spans[(blue, "ResNet-ish")] == pytest.approx([0.2, 0.4, 0.4, 0.2, 0.2])
+    assert set(spans) == {(gray, "ResNet-ish"), (gray, "ViT-ish"), (blue, "ResNet-ish")}
+    low, high = fig.layout.yaxis.range
+    assert low < -5 and high > 60
+
+
+def test_lesion_figure_of_an_engine_result(models, data):
+    from engine.lesion import LesionAccuracy  # being written alongside; the JSON shape is what matters here
+
+    _, x, labels = data
+    result = LesionAccuracy(models["AlterNet"]).attribute(x, labels).to_json()
+    fig = paper_plots.lesion_figure({"AlterNet": result})
+    rendered(fig)
+    line, = (t for t in fig.data if t.mode == "lines+markers")
+    assert list(line.x) == [u["normalized_depth"] for u in result["units"]]
+    assert list(line.y) == pytest.approx([100 * u["drop"] for u in result["units"]])
+    blue = next(t for t in fig.data if t.fillcolor == paper_plots.SHADES["pool"][0])
+    assert [x for x in blue.x if x is not None][::5] == pytest.approx([0.2, 0.4, 0.6])  # blocks 2, 3, 4 subsample
+
+
+class Saddle(nn.Module):
+    """Logits (z, 0), z = sum(c * w**2) / 2 at w = 0: with label 0 the Hessian of the NLL is -diag(c) / 2."""
+
+    def __init__(self, c: list[float]) -> None:
+        super().__init__()
+        self.register_buffer("c", torch.tensor(c, dtype=torch.float64))
+        self.w = nn.Parameter(torch.zeros(len(c), dtype=torch.float64))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        z = (self.c * self.w ** 2).sum() / 2
+        return torch.stack([z.expand(len(x)), torch.zeros(len(x), dtype=z.dtype)], 1)
+
+
+def test_hessian_histograms_are_the_eigenvalues_negative_ones_included(models, data):
+    _, x, labels = data
+    saddle = LoadedModel(engine.get_spec("alternet"), Saddle([8.0, -2.0, 1.0]).eval(), "saddle",
+                         torch.device("cpu"), cifar_transform())
+    flat = HessianSpectrum(saddle, top_k=3, augmented=False, max_iter=50).attribute(
+        torch.zeros(16, 3, 32, 32), [0] * 16).to_json()
+    spectrum = HessianSpectrum(models["AlterNet"], top_k=2, batch_size=4, batches=2, max_iter=8)
+    tiny = spectrum.attribute(x, labels).to_json()
+    fig = paper_plots.hessian_figure({"Saddle": flat, "AlterNet": tiny})
+    rendered(fig)
+    for trace, result in zip(fig.data, (flat, tiny)):
+        assert list(trace.x) == [v for batch in result["eigenvalues"] for v in batch]
+    assert min(fig.data[0].x) == pytest.approx(-4, abs=1e-2)  # negative eigenvalues are plotted
+    assert fig.data[0].name == f"Saddle · NEP 66.7% · APE {flat['ape']:.3g}"
+    low, high = fig.layout.xaxis.range
+    assert low < min(fig.data[0].x) and high > max(max(t.x) for t in fig.data) and low == -high
+    bins = fig.data[0].xbins
+    assert bins.start == -bins.end and -bins.start / bins.size == pytest.approx(21)
+    assert fig.layout.yaxis.type == "log" and fig.layout.barmode == "overlay"
+
+
+def test_landscape_lines_and_contours_are_the_loss(models, data):
+    _, x, labels = data
+    one, two = ({name: LossLandscape(m, dims=dims, points=3, seed=1).attribute(x, labels).to_json()
+                 for name, m in models.items()} for dims in (1, 2))
+    lines = paper_plots.landscape_figure(one)
+    rendered(lines)
+    for trace, result in zip(lines.data, one.values()):
+        assert list(trace.x) == result["x"] and list(trace.y) == result["loss"]
+    contours = paper_plots.landscape_figure(two)
+    out = rendered(contours)
+    surfaces = [t for t in contours.data if t.type == "contour"]
+    assert [t.xaxis for t in surfaces] == ["x", "x2"]
+    for trace, result in zip(surfaces, two.values()):
+        assert [list(row) for row in trace.z] == result["loss"] and list(trace.y) == result["y"]
+    every = [v for result in two.values() for row in result["loss"] for v in row]
+    assert (out["layout"]["coloraxis"]["cmin"], out["layout"]["coloraxis"]["cmax"]) == (min(every), max(every))
+    with pytest.raises(ValueError):
+        paper_plots.landscape_figure({"1-D": one["ViT"], "2-D": two["ViT"]})
+
+
+def test_corruption_scatter_severity_lines_and_detail_bars(models, data):
+    images, _, _ = data
+    results = {}
+    for name, m in models.items():
+        with torch.no_grad():  # each random model's own clean predictions, so corruptions change accuracy
+            labels = m.module(torch.stack([m.transform(image) for image in map(engine.load_image, images)])).argmax(-1)
+        results[name] = CorruptionRobustness(m, ["gaussian_noise", "contrast"], [1, 5]).attribute(
+            images, labels.tolist()).to_json()
+    fig = paper_plots.corruption_figure(results)
+    rendered(fig)
+    points = [t for t in fig.data if t.mode == "markers+text"]
+    lines = [t for t in fig.data if t.mode == "lines+markers"]
+    for point, line, result in zip(points, lines, results.values()):
+        assert point.x[0] == pytest.approx(100 * result["clean_accuracy"])
+        assert point.y[0] == pytest.approx(100 * result["mean_accuracy"])
+        assert list(line.x) == [0, 1, 5]
+        assert list(line.y) == pytest.approx([100 * result["clean_accuracy"]] +
+                                             [100 * a for a in result["accuracy_by_severity"]])
+    detail = paper_plots.corruption_detail_figure(results["ViT"], "ViT")
+    rendered(detail)
+    bars = detail.data[0]
+    assert list(bars.y) == ["gaussian noise", "contrast"]
+    assert list(bars.x) == pytest.approx([100 * a for a in results["ViT"]["accuracy_by_corruption"].values()])
+    assert detail.layout.shapes[0].x0 == pytest.approx(100 * results["ViT"]["clean_accuracy"])
+
+
+def test_trajectory_is_polar_with_the_epochs_in_the_hover():
+    trajectories = {"ViT": {"epochs": [0, 10, 20], "r": [1.0, 0.5, 0.0], "theta_deg": [0.0, 30.0, 45.0]},
+                    "ResNet": {"epochs": [0, 10, 20], "r": [1.0, 0.7, 0.1], "theta_deg": [0.0, 60.0, 80.0]}}
+    fig = paper_plots.trajectory_figure(trajectories)
+    rendered(fig)
+    assert [t.type for t in fig.data] == ["scatterpolar", "scatterpolar"]
+    assert list(fig.data[1].r) == [1.0, 0.7, 0.1] and list(fig.data[1].theta) == [0.0, 60.0, 80.0]
+    assert list(fig.data[0].customdata) == [0, 10, 20] and "epoch %{customdata}" in fig.data[0].hovertemplate
+    assert list(fig.layout.polar.sector) == [0, 90]
+    wide = paper_plots.trajectory_figure({"odd": {"epochs": [0, 1], "r": [1.0, 0.5], "theta_deg": [0.0, 121.0]}})
+    assert list(wide.layout.polar.sector) == [0, 135]

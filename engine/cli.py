@@ -1,15 +1,20 @@
-"""Command line: `python -m engine analyze IMAGE... --model NAME [...] [--json OUT]`."""
+"""Command line: `python -m engine analyze IMAGE... --model NAME [...] [--json OUT]`, and the paper's other
+analyses on the bundled CIFAR-10 family: `python -m engine hessian --model step0 --model vit [--json OUT]`."""
 from __future__ import annotations
 
 import argparse
 import json
+import subprocess
 import sys
+import time
+from datetime import date
 from pathlib import Path
 
 from tqdm import tqdm
 
 from .analysis import analyze
 from .errors import EngineError
+from .findings import FIGURE_MEMBERS, FINDINGS, compute, headline, load_member, members
 from .registry import list_models
 from .results import Analysis
 
@@ -26,7 +31,25 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--batch-size", type=int, default=16)
     run.add_argument("--json", type=Path, help="write the results as JSON to this file ('-' for stdout)")
     commands.add_parser("models", help="list the registered models")
+    everything = commands.add_parser("findings", help="every analysis below for the figure models (the app's stored results)")
+    everything.add_argument("--only", default=",".join(FINDINGS), help="comma-separated analyses")
+    _finding_options(everything, default_pair=["step6:step0"])
+    for finding in FINDINGS.values():
+        one = commands.add_parser(finding.name, help=f"{finding.figure}: {finding.title}")
+        one.set_defaults(only=finding.name)
+        _finding_options(one, default_pair=[])
     return parser
+
+
+def _finding_options(parser: argparse.ArgumentParser, default_pair: list[str]) -> None:
+    choices = ", ".join(members())
+    parser.add_argument("--model", action="append", help=f"family member ({choices}); default: {', '.join(FIGURE_MEMBERS)}")
+    parser.add_argument("--pair", action="append", default=default_pair,
+                        help="similarity between two members, as A:B (e.g. step6:step0)")
+    parser.add_argument("--weights", default="pretrained", help="pretrained (the bundled checkpoints) or random")
+    parser.add_argument("--images", type=int, help="subset images to use (default: each analysis's own)")
+    parser.add_argument("--device", default="auto", help="auto (CUDA when present), cpu or cuda")
+    parser.add_argument("--json", type=Path, help="merge the results into this JSON file (the app's is assets/paper_figures.json)")
 
 
 def summary(analysis: Analysis) -> str:
@@ -43,11 +66,59 @@ def summary(analysis: Analysis) -> str:
     return "\n".join(lines)
 
 
+def _commit() -> str:
+    done = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                          cwd=Path(__file__).resolve().parent)
+    return done.stdout.strip()
+
+
+def run_findings(args: argparse.Namespace, argv: list[str]) -> int:
+    """Run the chosen analyses on the chosen members, print a line each, merge into --json after each."""
+    store = json.loads(args.json.read_text()) if args.json and args.json.is_file() else {}
+    store.setdefault("findings", {})
+    store.update(command="python -m engine " + " ".join(argv), date=date.today().isoformat(), commit=_commit())
+    members_ = [(key, None) for key in (args.model or FIGURE_MEMBERS)]
+    pairs = [tuple(pair.split(":", 1)) for pair in args.pair]
+    bars: list[tqdm] = []
+
+    def progress(label: str):
+        bars.append(tqdm(desc=label, unit="step", file=sys.stderr, leave=False))
+
+        def update(done: int, total: int) -> None:
+            bars[-1].total = total
+            bars[-1].update(done - bars[-1].n)
+
+        return update
+
+    def stored(name: str, section: dict) -> None:
+        bars[-1].close()
+        key, run = list(section["models"].items())[-1]
+        print(f"{section['figure']} {name}, {run['label']}: {headline(name, run['result'])}", flush=True)
+        if args.json:
+            before = store["findings"].get(name, {})
+            store["findings"][name] = {**before, **section, "models": {**before.get("models", {}), key: run},
+                                       **{k: store[k] for k in ("command", "date", "commit")}}
+            args.json.write_text(json.dumps(store, indent=1))
+
+    for name in args.only.split(","):
+        runs = [*members_, *(pairs if name == "similarity" else [])]
+        compute(name, runs, lambda key: load_member(key, args.weights, args.device), args.images, progress,
+                lambda section, name=name: stored(name, section))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
     args = build_parser().parse_args(argv)
     if args.command == "models":
         print("\n".join(list_models()))
         return 0
+    if args.command != "analyze":
+        try:
+            return run_findings(args, argv)
+        except (EngineError, ValueError) as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
     bars: list[tqdm] = []
 
     def progress(name: str):

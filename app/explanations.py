@@ -54,3 +54,40 @@ the end of the previous stage. Step through the build-up (Fig 12a) or toggle blo
 drawing follows Fig 11: white Conv, gray MSA, blue subsampling blocks. The Fig 8 and Fig 9 curves compare
 the chosen AlterNet with the CIFAR ResNet (no MSA) and the CIFAR ViT (all MSA): with trained weights,
 the curve drops at each gray (MSA) step, as MSAs low-pass filter and ensemble feature maps."""
+
+FINDINGS_INTRO = """### The paper's other findings, on the bundled CIFAR-10 models
+Loss landscapes, Hessian spectra, robustness, similarity and lesions of the CIFAR ResNet (AlterNet
+step 0), the paper's AlterNet (step 6) and the CIFAR ViT, all trained here for 2 epochs: the paper's
+models trained 100x longer, so check each claim against what these models show (the README says which
+hold at this scale). The figures are stored results, shown at once; **Recompute** runs an analysis again
+with this app's code (minutes of CPU)."""
+
+FINDINGS = {
+    "landscape": """#### Loss landscape (Fig 1a)
+NLL + ℓ2 around the trained weights along two random filter-normalized directions (Li et al., 2018), on
+training images. The paper: ViT's landscape is flatter than ResNet's, most visibly at the edges.
+Compare how fast each model's loss rises away from the centre (×).""",
+    "trajectory": """#### Training trajectory (Fig 1b)
+Each point is the weights at one moment of training in polar coordinates around the final weights:
+r = ‖w_t − w_opt‖ / ‖w_init − w_opt‖ and θ the angle between w_t − w_opt and w_init − w_opt. The paper:
+ResNet follows an irregular path, especially early; ViT converges along a smooth one.""",
+    "hessian": """#### Hessian max-eigenvalue spectrum (Figs 1c and 4)
+The top Hessian eigenvalues of NLL + ℓ2 on training minibatches (power iteration, as PyHessian). The
+paper: ViT's eigenvalues are much smaller than ResNet's (a flatter landscape), but some are
+**negative** (a non-convex loss that large data cures); AlterNet suppresses the large ones.""",
+    "noise": """#### Robustness to noise by frequency (Fig 2b)
+Accuracy drop when Gaussian noise restricted to one frequency band (0.1π wide) is added to the input.
+The paper: ViTs are robust to high-frequency noise and ResNets are not, the other side of MSAs being
+low-pass filters. **Noise on your photo** draws the drop of each model's top-1 probability instead.""",
+    "similarity": """#### Feature-map similarity (Fig 10a)
+Linear CKA (minibatch HSIC) between the feature maps of every pair of blocks. "E" is the stem or
+embedding, "P" a subsampling block, bold ticks MSA blocks. The paper: multi-stage models show a block
+structure, one block per stage; a vanilla ViT does not.""",
+    "lesion": """#### Removing one unit (Fig 10b)
+Accuracy drop on test images when one unit's residual branch is switched off. Gray: MSA units, blue:
+subsampling. The paper: the drop is periodic with the stages; removing an MSA at the end of a stage
+hurts most, as does removing a unit early in a stage.""",
+    "corruption": """#### Corruption robustness (Fig 12b)
+Accuracy on test images under 14 CIFAR-10-C corruptions at 5 severities, against clean accuracy. The
+paper: AlterNet is both more accurate and more robust than the CNN, even on small data.""",
+}

@@ -36,6 +36,7 @@ from .cifar_lab import LabRun
 from .service import ModelRun
 
 WIDTH, HEIGHT, SCALE = 1200, 700, 2  # PNGs are 2400 x 1400: sharp on a projector
+SUBTITLE_CHARS = 130  # a subtitle line's length at the exported size
 REFERENCE = 'Park & Kim, "How Do Vision Transformers Work?", ICLR 2022 (arXiv:2202.06709)'
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome")
 _server_lock = threading.Lock()
@@ -73,14 +74,32 @@ def weights_line(results: list[ModelResult]) -> str:
 
 def for_export(fig: go.Figure, results: list[ModelResult]) -> go.Figure:
     """A copy of `fig` for slides: its title over the models and their weights, larger type, fixed size."""
+    return titled(fig, weights_line(results))
+
+
+def _wrap(parts: list[str], width: int) -> list[str]:
+    """`parts` joined by " · " into lines of at most about `width` characters, never splitting a part."""
+    lines: list[str] = []
+    for part in parts:
+        if lines and len(lines[-1]) + 3 + len(part) <= width:
+            lines[-1] += " · " + part
+        else:
+            lines.append(part)
+    return lines
+
+
+def titled(fig: go.Figure, subtitle: str) -> go.Figure:
+    """A copy of `fig` for slides with `subtitle` (the models and their weights) under its title."""
     out = go.Figure(fig)
     title = out.layout.title.text or ""
+    lines = _wrap(subtitle.split(" · "), SUBTITLE_CHARS)
     out.update_layout(
-        title={"text": f"{title}<br><sup>{escape(weights_line(results))}</sup>", "font": {"size": 22}},
+        title={"text": title + "".join(f"<br><sup>{escape(line)}</sup>" for line in lines), "font": {"size": 22},
+               "yref": "container", "y": 1, "yanchor": "top", "pad": {"t": 24}},
         font={"size": 16},
         width=WIDTH,
         height=HEIGHT,
-        margin={"l": 90, "r": 30, "t": 110, "b": 150},
+        margin={"l": 90, "r": 30, "t": 96 + 24 * len(lines), "b": 150},
         legend={"font": {"size": 16}, "y": -0.18},
     )
     return out

@@ -14,16 +14,18 @@ from typing import Callable
 
 import gradio as gr
 
-from app import alternet_panel, export
+from app import alternet_panel, export, findings_panel
 from app import explanations as text
 from app import figures
 from app.attention_view import COLORMAPS, MEAN, ViewOptions, attention_layers, head_choices, render
 from app.cifar_lab import CifarLab
+from app.paper_findings import PaperFindings
 from app.service import AUTO, DEFAULT_MODELS, MAX_MODELS, SAMPLES, WEIGHT_LABELS, WEIGHT_MODES, ModelRun, Service
 from engine.errors import EngineError
 
 service = Service.start()
 lab = CifarLab(service)
+board = PaperFindings(service)
 QUEUE_SIZE = 64  # requests waiting past this are refused with "queue is full"
 CONCURRENCY = 2  # events of one kind in progress at once; models themselves run one at a time
 MAX_UPLOAD = "50mb"
@@ -251,6 +253,8 @@ with gr.Blocks(title="ViT explorer", delete_cache=(600, FILE_TTL_S)) as demo:
                     log_y = gr.Checkbox(value=True, label="Log variance axis")
         with gr.Tab("AlterNet (Section 4)", id="alternet"):
             alternet_panel.build(demo, lab, image)
+        with gr.Tab("Paper figures", id="paper"):
+            findings_panel.build(board, image)
     slots = [Slot(*parts, *spectrum) for parts, spectrum in zip(compare, spectra)]
 
     run.click(

@@ -229,29 +229,40 @@ def _landscape_1d(results: dict[str, dict]) -> go.Figure:
     fig = go.Figure()
     for slot, (label, data) in enumerate(results.items()):
         fig.add_trace(_line(slot, _name(label, data), data["x"], data["loss"], f"step %{{x:.2f}}: {LOSS} %{{y:.4g}}"))
-    return _layout(fig, f"Fig 1a · loss landscape ({LOSS}), one direction",
-                   "Step along a filter-normalized random direction", f"Loss ({LOSS})")
+    _layout(fig, f"Fig 1a · loss landscape ({LOSS}), one direction",
+            "Step along a filter-normalized random direction", f"Loss ({LOSS}), log axis")
+    return fig.update_yaxes(type="log")  # BN models' loss grows by orders of magnitude away from the optimum
 
 
 def _landscape_2d(results: dict[str, dict]) -> go.Figure:
     names = [_name(label, data) for label, data in results.items()]
     fig = make_subplots(rows=1, cols=len(results), subplot_titles=names, shared_yaxes=True, horizontal_spacing=0.04)
-    losses = [v for data in results.values() for row in data["loss"] for v in row]
-    for col, (name, data) in enumerate(zip(names, results.values()), 1):
-        fig.add_contour(x=data["x"], y=data["y"], z=data["loss"], coloraxis="coloraxis", row=1, col=col,
-                        hovertemplate=f"{name}<br>(%{{x:.2f}}, %{{y:.2f}}): {LOSS} %{{z:.4g}}<extra></extra>")
+    logs = [np.log10(data["loss"]) for data in results.values()]  # one colour per decade: CNNs span many
+    for col, (name, data, z) in enumerate(zip(names, results.values(), logs), 1):
+        fig.add_contour(x=data["x"], y=data["y"], z=z, customdata=data["loss"], coloraxis="coloraxis", row=1, col=col,
+                        contours={"coloring": "heatmap", "showlabels": False},
+                        hovertemplate=f"{name}<br>(%{{x:.2f}}, %{{y:.2f}}): {LOSS} %{{customdata:.4g}}<extra></extra>")
         fig.add_scatter(x=[0], y=[0], mode="markers",
                         marker={"symbol": "x", "size": 10, "color": "white", "line": {"color": "black", "width": 1}},
                         name="trained weights", legendgroup="w", showlegend=col == 1, row=1, col=col,
                         hovertemplate=f"{name}: trained weights<extra></extra>")
     _layout(fig, f"Fig 1a · loss landscape ({LOSS})", "Step along d₁ (filter-normalized)", "")
     fig.update_yaxes(title="Step along d₂ (filter-normalized)", col=1)
-    colorbar = {"title": {"text": LOSS, "side": "right"}, "thickness": 12}
-    return fig.update_layout(margin={"t": 72}, coloraxis={"cmin": min(losses), "cmax": max(losses),
+    low, high = min(float(z.min()) for z in logs), max(float(z.max()) for z in logs)
+    decades = list(range(int(np.floor(low)), int(np.ceil(high)) + 1))
+    colorbar = {"title": {"text": f"{LOSS} (log scale)", "side": "right"}, "thickness": 12,
+                "tickvals": decades, "ticktext": [f"{10.0 ** k:g}" for k in decades]}
+    return fig.update_layout(margin={"t": 72}, coloraxis={"cmin": low, "cmax": high,
                                                           "colorscale": "Viridis", "colorbar": colorbar})
 
 
 # ---- Fig 12b ----
+
+
+def _padded(values: list[float], share: float) -> list[float]:
+    """An axis range around `values` with `share` of their spread (at least 1) free on each side."""
+    pad = max(max(values) - min(values), 1.0) * share
+    return [min(values) - pad, max(values) + pad]
 
 
 def corruption_figure(results: dict[str, dict]) -> go.Figure:
@@ -270,8 +281,10 @@ def corruption_figure(results: dict[str, dict]) -> go.Figure:
                             legendgroup=name, showlegend=False), row=1, col=2)
     _layout(fig, "Fig 12b · robustness to common corruptions (CIFAR-C style)", height=420)
     fig.update_layout(margin={"t": 72})
-    fig.update_xaxes(title="Clean accuracy (%)", col=1)
-    fig.update_yaxes(title="Corrupted accuracy (%, mean)", col=1)
+    clean = [100 * data["clean_accuracy"] for data in results.values()]
+    corrupted = [100 * data["mean_accuracy"] for data in results.values()]
+    fig.update_xaxes(title="Clean accuracy (%)", range=_padded(clean, 0.25), col=1)  # room for the labels
+    fig.update_yaxes(title="Corrupted accuracy (%, mean)", range=_padded(corrupted, 0.2), col=1)
     fig.update_xaxes(title="Severity (0: clean)", dtick=1, col=2)
     return fig.update_yaxes(title="Accuracy (%)", col=2)
 

@@ -20,8 +20,10 @@ from app import export, figures  # noqa: E402
 from app.attention_view import COLORMAPS, MEAN, ViewOptions, attention_layers, head_choices, render  # noqa: E402
 from app.cifar_lab import STEPS, step_of  # noqa: E402
 from app.service import AUTO, DEFAULT_MODELS, MAX_MODELS, SAMPLES, WEIGHT_LABELS, WEIGHT_MODES, ModelRun  # noqa: E402
-from app.streamlit_resources import lab, service  # noqa: E402
+from app import paper_findings as findings  # noqa: E402
+from app.streamlit_resources import board, lab, service  # noqa: E402
 from engine.errors import EngineError  # noqa: E402
+from engine.findings import FINDINGS  # noqa: E402
 from engine.placement import PAPER_DEPTHS, PlacementError, parse  # noqa: E402
 
 st.set_page_config(page_title="ViT explorer", page_icon="🔭", layout="wide")
@@ -220,6 +222,43 @@ def alternet_tab(picture: tuple[bytes, str]) -> None:
                            f"alternet-{placement.tag}.zip", key="alternet_download")
 
 
+def paper_tab(picture: tuple[bytes, str]) -> None:
+    """Figs 1a, 1b, 1c/4, 2b, 10a, 10b and 12b: stored results at once, Recompute per analysis."""
+    st.markdown(text.FINDINGS_INTRO)
+    recomputed = state.setdefault("recomputed", {})
+    shown = findings.sections(recomputed)
+    for name in findings.ORDER:
+        st.markdown(text.FINDINGS[name])
+        section = shown[name]
+        drawn = findings.figures(name, section)
+        for row in range(0, len(drawn), 2):  # heat maps and lesion plots two to a row
+            for i, column in zip(range(row, min(row + 2, len(drawn))), st.columns(2) if len(drawn) > 1 else [st]):
+                column.plotly_chart(drawn[i], key=f"paper_{name}_{i}")
+        st.caption(findings.caption(name, section, recomputed=name in recomputed))
+        if name not in FINDINGS:
+            continue
+        left, right = st.columns([3, 1])
+        count = left.slider("Subset images", 10, findings.MAX_IMAGES, FINDINGS[name].images, 10, key=f"paper_{name}_images")
+        try:
+            if right.button(f"Recompute ({FINDINGS[name].figure})", key=f"paper_{name}_recompute"):
+                recomputed[name] = board().recompute(name, count, progress_bar())
+                st.rerun()
+            if name == "noise" and st.button("Noise on your photo", key="paper_noise_photo"):
+                state.photo_noise = board().photo_noise(picture[0], progress_bar())
+        except (EngineError, ValueError) as exc:
+            st.error(str(exc))
+        if name == "noise" and "photo_noise" in state:
+            st.plotly_chart(state.photo_noise, key="paper_noise_photo_plot")
+    try:
+        if st.button("Export these figures (PNG and SVG)", key="paper_export"):
+            state.paper_exported = export.figures_zip(findings.for_slides(shown))
+    except export.ExportError as exc:
+        st.error(str(exc))
+    if "paper_exported" in state:
+        st.download_button("Download the paper figures (ZIP)", state.paper_exported, "paper-figures.zip",
+                           key="paper_download")
+
+
 st.markdown(text.INTRO)
 if not service().online:
     st.warning(text.OFFLINE)
@@ -231,8 +270,10 @@ weights = st.radio("Weights", WEIGHT_MODES, format_func=WEIGHT_LABELS.get, index
                    horizontal=True, help=text.WEIGHTS, key="weights")
 if st.button("Analyze", type="primary", key="analyze"):
     analyze(picture, models, weights)
-compare, alternet = st.tabs(["Compare models", "AlterNet (Section 4)"])
+compare, alternet, paper = st.tabs(["Compare models", "AlterNet (Section 4)", "Paper figures"])
 with compare:
     compare_tab()
 with alternet:
     alternet_tab(picture)
+with paper:
+    paper_tab(picture)

@@ -1,10 +1,11 @@
 """The Streamlit app's shared resources: one Service (models cached, one model thread) and one CifarLab
-per server process, whatever the number of sessions; tests import them to count forward passes."""
+and one PaperFindings per server process, whatever the number of sessions; tests import them to count forward passes."""
 from __future__ import annotations
 
 import streamlit as st
 
 from app.cifar_lab import CifarLab
+from app.paper_findings import PaperFindings
 from app.service import Service
 
 
@@ -16,3 +17,8 @@ def service() -> Service:
 @st.cache_resource
 def lab() -> CifarLab:
     return CifarLab(service())
+
+
+@st.cache_resource
+def board() -> PaperFindings:
+    return PaperFindings(service())

@@ -174,7 +174,7 @@ def headline(name: str, result: dict) -> str:
     if name == "landscape":
         loss = np.array(result["loss"])
         centre = loss[tuple(s // 2 for s in loss.shape)]
-        return f"NLL + L2 {centre:.3f} at the trained weights, {loss.max():.3f} at most on the grid"
+        return f"NLL + L2 {centre:.3f} at the trained weights, {loss.max():.4g} at most on the grid"
     if name == "corruption":
         return (f"clean accuracy {100 * result['clean_accuracy']:.1f}%, "
                 f"corrupted {100 * result['mean_accuracy']:.1f}% on average")

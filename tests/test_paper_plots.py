@@ -180,10 +180,12 @@ def test_landscape_lines_and_contours_are_the_loss(models, data):
     out = rendered(contours)
     surfaces = [t for t in contours.data if t.type == "contour"]
     assert [t.xaxis for t in surfaces] == ["x", "x2"]
-    for trace, result in zip(surfaces, two.values()):
-        assert [list(row) for row in trace.z] == result["loss"] and list(trace.y) == result["y"]
+    for trace, result in zip(surfaces, two.values()):  # colours by decade, the loss itself in the hover
+        np.testing.assert_allclose(trace.z, np.log10(result["loss"]))
+        assert [list(row) for row in trace.customdata] == result["loss"] and list(trace.y) == result["y"]
     every = [v for result in two.values() for row in result["loss"] for v in row]
-    assert (out["layout"]["coloraxis"]["cmin"], out["layout"]["coloraxis"]["cmax"]) == (min(every), max(every))
+    np.testing.assert_allclose([out["layout"]["coloraxis"]["cmin"], out["layout"]["coloraxis"]["cmax"]],
+                               np.log10([min(every), max(every)]))
     with pytest.raises(ValueError):
         paper_plots.landscape_figure({"1-D": one["ViT"], "2-D": two["ViT"]})
 

@@ -1,0 +1,136 @@
+"""The Paper figures tab's back end, shared by the front ends: the stored results of the paper's other
+analyses on the bundled CIFAR-10 family (assets/paper_figures.json, written by `python -m engine findings`),
+their figures and captions, and recomputing them on the service's model thread.
+
+    board = PaperFindings(service)
+    plots = board.figures("hessian")                             # from the stored results, at once
+    section = board.recompute("hessian", images=100, report=...) # minutes of CPU, with progress
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+
+import plotly.graph_objects as go
+
+from app import export
+from app import paper_plots as plots
+from engine.findings import FIGURE_MEMBERS, FINDINGS, compute, headline, member_label, members
+from engine.images import ImageInput, load_image
+from engine.registry import ASSETS, LoadedModel
+from engine.robustness import FrequencyNoise
+
+from .service import Report, Service, on_model_thread
+
+STORE = ASSETS / "paper_figures.json"
+ORDER = ("landscape", "trajectory", "hessian", "noise", "similarity", "lesion", "corruption")  # Figs 1a .. 12b
+PAIRS = (("step6", "step0"),)  # similarity between two models, besides each model's own
+MAX_IMAGES = 1000
+
+
+@lru_cache(maxsize=1)
+def stored() -> dict:
+    """The stored results ({} when the file is missing)."""
+    return json.loads(STORE.read_text()) if STORE.is_file() else {}
+
+
+def _labelled(section: dict) -> dict[str, dict]:
+    """Label: result, marked as random weights where they were."""
+    return {run["label"]: {**run["result"], "random_weights": run["random_weights"]} for run in section["models"].values()}
+
+
+def panels(name: str) -> int:
+    """How many figures analysis `name` draws: a heat map per model and pair for similarity, a lesion
+    plot per model (each with its own shading, as in Fig 10b), else one with the models overlaid."""
+    return {"similarity": len(FIGURE_MEMBERS) + len(PAIRS), "lesion": len(FIGURE_MEMBERS)}.get(name, 1)
+
+
+def figures(name: str, section: dict | None) -> list[go.Figure]:
+    """The figures of analysis `name` from its stored or recomputed `section` (none without one)."""
+    if not section or not section.get("models"):
+        return []
+    runs = _labelled(section)
+    if name == "similarity":  # one heat map per run: a model against itself, or "A vs B"
+        pairs = [(label, *label.partition(" vs ")[::2]) for label in runs]
+        return [plots.similarity_figure(runs[label], rows, columns or rows) for label, rows, columns in pairs]
+    if name == "lesion":
+        return [plots.lesion_figure({label: result}) for label, result in runs.items()]
+    draw = {"noise": plots.noise_figure, "hessian": plots.hessian_figure,
+            "landscape": plots.landscape_figure, "corruption": plots.corruption_figure,
+            "trajectory": plots.trajectory_figure}[name]
+    return [draw(runs)]
+
+
+def caption(name: str, section: dict | None, recomputed: bool = False) -> str:
+    """Markdown under the figures: each model's headline numbers, what they ran on, how they were made."""
+    if not section:
+        return "Not computed yet: press **Recompute**." if name in FINDINGS else \
+            "Not recorded yet: `python scripts/record_trajectories.py` trains the models again with the recorder."
+    lines = [f"- **{run['label']}**: {headline(name, run['result'])}" for run in section["models"].values()]
+    if name == "trajectory":
+        runs = "; ".join(f"{run['label']}: {run['weights']}" for run in section["models"].values())
+        return "\n".join([*lines, f"\nWeights at {section['options']['points']} moments of training. {runs}."])
+    split = "test" if section["split"] == "test" else "training"
+    origin = "recomputed in this session" if recomputed else (
+        f"stored, made by `{section.get('command', 'python -m engine findings')}` on {section.get('date', '?')}")
+    return "\n".join([*lines, f"\n{section['images']} images of the bundled CIFAR-10 {split} subset; {origin}."])
+
+
+def for_slides(sections: dict[str, dict | None]) -> dict[str, go.Figure]:
+    """Every figure of `sections` (analysis name: section) by file name, titled with its models' weights."""
+    out = {}
+    for name in ORDER:
+        section = sections.get(name)
+        runs = [f"{run['label']}: {run['weights'].split(' (')[0]}"  # without the checkpoint's file name
+                for run in (section or {}).get("models", {}).values()]
+        for i, figure in enumerate(figures(name, section)):
+            weights = runs[i] if panels(name) > 1 else " · ".join(runs)  # a figure per run, or all runs in one
+            out[f"paper-{name}{f'-{i}' if panels(name) > 1 else ''}"] = export.titled(figure, weights)
+    return out
+
+
+def sections(recomputed: dict[str, dict]) -> dict[str, dict | None]:
+    """What the tab shows: each analysis as recomputed in the session, else as stored."""
+    return {name: recomputed.get(name) or stored().get("findings", {}).get(name) for name in ORDER}
+
+
+@dataclass
+class PaperFindings:
+    """Runs the paper's other analyses on the family through the app's service (its cache and model thread)."""
+
+    service: Service
+
+    def model(self, key: str) -> LoadedModel:
+        name, options = members()[key]
+        return self.service.load(name, self.service.weights_for(name, **options), **options)
+
+    @on_model_thread
+    def recompute(self, name: str, images: int | None = None, report: Report | None = None) -> dict:
+        """Analysis `name` of the figure members (and the pairs, for similarity) on `images` subset images."""
+        if images is not None and not 10 <= images <= MAX_IMAGES:
+            raise ValueError(f"choose 10 to {MAX_IMAGES} images, not {images}")
+        runs = [(key, None) for key in FIGURE_MEMBERS] + (list(PAIRS) if name == "similarity" else [])
+        report = report or (lambda fraction, message: None)
+        step = iter(range(len(runs)))
+
+        def progress(label: str):
+            index = next(step)
+            return lambda done, total: report((index + done / total) / len(runs), f"{label}: {done}/{total}")
+
+        return compute(name, runs, self.model, images, progress)
+
+    @on_model_thread
+    def photo_noise(self, image: ImageInput, report: Report | None = None) -> go.Figure:
+        """Fig 2b for one photo: the drop of each model's top-1 probability under noise, band by band."""
+        picture, results = load_image(image), {}
+        for i, key in enumerate(FIGURE_MEMBERS):
+            model, label = self.model(key), member_label(key)
+
+            def progress(done: int, total: int, i: int = i, label: str = label) -> None:
+                if report:
+                    report((i + done / total) / len(FIGURE_MEMBERS), f"{label}: band {done}/{total}")
+
+            result = FrequencyNoise(model).attribute([picture], None, progress).to_json()
+            results[label] = {**result, "random_weights": model.random}
+        return plots.noise_figure(results)

@@ -1,0 +1,107 @@
+"""The paper's other analyses end to end: the stored results and how they were made, the CLI subcommands,
+the Paper figures tab over the real Gradio server and in Chromium, and in Streamlit."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from gradio_client import Client, handle_file
+from streamlit.testing.v1 import AppTest
+
+from app.paper_findings import ORDER, PAIRS, panels, stored
+from engine.findings import FIGURE_MEMBERS, FINDINGS, load_member
+from engine.robustness import FrequencyNoise
+from tests.conftest import ROOT
+
+TIMEOUT_MS = 300_000
+
+
+@pytest.fixture
+def client(server_url: str) -> Client:
+    return Client(server_url, verbose=False)
+
+
+def plotted(plot: dict) -> list[dict]:
+    return json.loads(plot["plot"])["data"]
+
+
+def test_every_analysis_is_stored_for_every_figure_model_with_the_command_that_made_it():
+    findings = stored()["findings"]
+    assert set(findings) == {*FINDINGS, "trajectory"}
+    for name, finding in FINDINGS.items():
+        section = findings[name]
+        expected = {*FIGURE_MEMBERS, *(f"{a}:{b}" for a, b in PAIRS if name == "similarity")}
+        assert set(section["models"]) == expected, name
+        assert section["command"].startswith("python -m engine findings") and section["options"] == finding.options
+        assert not any(run["random_weights"] for run in section["models"].values())
+        assert all(run["weights"].startswith("trained here") for run in section["models"].values())
+    for key in ("step0", "vit"):  # Fig 1b's ResNet and ViT
+        trajectory = findings["trajectory"]["models"][key]["result"]
+        assert trajectory["r"][0] == pytest.approx(1) and trajectory["theta_deg"][0] == pytest.approx(0, abs=1e-6)
+
+
+def test_a_stored_result_is_what_the_engine_computes_now():
+    """The ViT's stored Fig 10a heat map, recomputed on the stored images with the stored settings."""
+    section = stored()["findings"]["similarity"]
+    again = FINDINGS["similarity"].run(load_member("vit", device="cpu"), section["images"])
+    np.testing.assert_allclose(again["cka"], section["models"]["vit"]["result"]["cka"], atol=1e-4)
+
+
+def test_cli_subcommand_prints_each_model_and_merges_into_the_json(tmp_path: Path):
+    out = tmp_path / "figures.json"
+    command = [sys.executable, "-m", "engine", "noise", "--model", "step0", "--model", "vit", "--images", "20",
+               "--json", str(out)]
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert "Fig 2b noise, ResNet (step 0): clean accuracy" in done.stdout and "Fig 2b noise, ViT:" in done.stdout
+    section = json.loads(out.read_text())["findings"]["noise"]
+    assert set(section["models"]) == {"step0", "vit"} and section["images"] == 20
+    assert section["command"] == "python -m engine " + " ".join(command[3:])
+    bad = subprocess.run([*command[:3], "hessian", "--model", "step9"], cwd=ROOT, capture_output=True, text=True)
+    assert bad.returncode == 2 and bad.stderr.startswith("error: unknown family member 'step9'")
+
+
+def test_recompute_over_http_draws_what_the_engine_measures(client: Client):
+    plot, caption = client.predict(20, api_name="/paper_noise")
+    assert "recomputed in this session" in caption and "20 images" in caption
+    lines = {trace["name"]: trace["y"] for trace in plotted(plot)}
+    model = load_member("step0", device="cpu")
+    images, labels = FINDINGS["noise"].data(20)
+    expected = FrequencyNoise(model).attribute(list(images), labels).accuracy_drop
+    np.testing.assert_allclose(lines["ResNet (step 0)"], 100 * np.array(expected), atol=1e-6)
+    with pytest.raises(Exception, match="greater than maximum value 1000"):  # the slider checks it
+        client.predict(5000, api_name="/paper_noise")
+    assert client.predict(10, api_name="/paper_similarity")[-1].count("**") == 2 * (len(FIGURE_MEMBERS) + len(PAIRS))
+
+
+def test_photo_noise_gives_each_models_top1_probability_drop(client: Client, sample_photo: Path):
+    answer = client.predict(handle_file(str(sample_photo)), api_name="/paper_noise_photo")
+    assert answer["visible"]  # the plot shows up once there is something to show
+    traces = plotted(answer["value"])
+    assert len(traces) == len(FIGURE_MEMBERS) and all(len(t["y"]) == 11 for t in traces)
+
+
+def test_paper_figures_tab_in_the_browser(page, server_url: str, output_dir: Path):
+    page.goto(server_url)
+    page.get_by_role("tab", name="Paper figures").click()
+    for name in ORDER:
+        for i in range(panels(name)):
+            page.locator(f"#paper-{name}-{i} .js-plotly-plot").wait_for(timeout=TIMEOUT_MS)
+    assert "Fig 1a" in page.locator("#paper-landscape-0 .gtitle").first.text_content()
+    assert page.locator("#paper-hessian-caption").inner_text().count("NEP") == len(FIGURE_MEMBERS)
+    page.screenshot(path=str(output_dir / "paper.png"), full_page=True)
+
+
+def test_streamlit_paper_tab_shows_the_stored_figures_and_recomputes():
+    at = AppTest.from_file(str(ROOT / "app" / "streamlit_app.py"), default_timeout=600).run()
+    assert not at.exception
+    charts = len(at.get("plotly_chart"))
+    assert charts >= sum(panels(name) for name in ORDER)
+    at.slider(key="paper_lesion_images").set_value(10)
+    at.button(key="paper_lesion_recompute").click().run()
+    assert not at.exception and at.session_state["recomputed"]["lesion"]["images"] == 10
+    assert any("recomputed in this session" in c.value for c in at.caption)

@@ -29,17 +29,21 @@ def model_name(result: ModelResult) -> str:
     return f"{result.label} (random weights)" if result.random_weights else result.label
 
 
-def _layout(fig: go.Figure, title: str, x_title: str, y_title: str) -> go.Figure:
+def layout(fig: go.Figure, title: str, x_title: str | None = "", y_title: str = "", height: int = HEIGHT,
+           x_range: tuple[float, float] | None = None) -> go.Figure:
+    """The app's look: small left title, white template, framed axes (none when `x_title` is None, for a
+    polar plot), legend below the plot."""
     fig.update_layout(
         title={"text": title, "x": 0.01, "font": {"size": 14}},
-        height=HEIGHT,
+        height=height,
         margin={"l": 60, "r": 20, "t": 48, "b": 48},
         template="plotly_white",
         hoverlabel={"namelength": -1},
         legend={"orientation": "h", "yanchor": "top", "y": -0.22, "x": 0},
     )
-    fig.update_xaxes(title=x_title, range=[0, 1], showline=True, linecolor="#888", mirror=True)
-    fig.update_yaxes(title=y_title, showline=True, linecolor="#888", mirror=True)
+    if x_title is not None:
+        fig.update_xaxes(title=x_title, range=x_range, showline=True, linecolor="#888", mirror=True)
+        fig.update_yaxes(title=y_title, showline=True, linecolor="#888", mirror=True)
     return fig
 
 
@@ -71,7 +75,7 @@ def fourier_spectrum(result: ModelResult) -> go.Figure:
         hoverinfo="skip",
         showlegend=False,
     )
-    _layout(fig, f"Fig 2a · {model_name(result)}", "Frequency", "Δ Log amplitude")
+    layout(fig, f"Fig 2a · {model_name(result)}", "Frequency", "Δ Log amplitude", x_range=(0, 1))
     fig.update_xaxes(tickvals=np.linspace(0, 1, 6), ticktext=[f"{v:.1f}π" for v in np.linspace(0, 1, 6)])
     return fig
 
@@ -131,7 +135,7 @@ def _by_depth(
             hovertemplate=f"{result.label}<br>%{{customdata[0]}} (%{{customdata[1]}})"
             f"<br>depth %{{x:.2f}}<br>{y_title} %{{y:{y_format}}}<extra></extra>",
         )
-    _layout(fig, title, "Normalized depth", y_title)
+    layout(fig, title, "Normalized depth", y_title, x_range=(0, 1))
     fig.update_yaxes(type="log" if log_y else "linear", range=y_range)
     return fig
 

@@ -19,7 +19,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from app.figures import HEIGHT, MODEL_COLORS, MODEL_MARKERS, SHADES
+from app.figures import HEIGHT, MODEL_COLORS, MODEL_MARKERS, SHADES, layout
 
 PI_TICKS = {"tickvals": np.linspace(0, 1, 6).tolist(), "ticktext": [f"{v:.1f}π" for v in np.linspace(0, 1, 6)]}
 LOSS = "NLL + ℓ2"
@@ -29,23 +29,6 @@ def _name(label: str, data: dict) -> str:
     """The display label, saying so when the dict says the weights are random (and the label does not)."""
     random = data.get("random_weights") or str(data.get("weights", "")).startswith("random")
     return f"{label} (random weights)" if random and "random weights" not in label else label
-
-
-def _layout(fig: go.Figure, title: str, x_title: str | None = "", y_title: str = "", height: int = HEIGHT) -> go.Figure:
-    """app.figures' look: small left title, white template, framed axes (none when `x_title` is None, for a
-    polar plot), legend below the plot."""
-    fig.update_layout(
-        title={"text": title, "x": 0.01, "font": {"size": 14}},
-        height=height,
-        margin={"l": 60, "r": 20, "t": 48, "b": 48},
-        template="plotly_white",
-        hoverlabel={"namelength": -1},
-        legend={"orientation": "h", "yanchor": "top", "y": -0.22, "x": 0},
-    )
-    if x_title is not None:
-        fig.update_xaxes(title=x_title, showline=True, linecolor="#888", mirror=True)
-        fig.update_yaxes(title=y_title, showline=True, linecolor="#888", mirror=True)
-    return fig
 
 
 def _style(slot: int) -> dict:
@@ -93,7 +76,7 @@ def noise_figure(results: dict[str, dict]) -> go.Figure:
         fig.add_trace(_line(slot, name, data["frequencies"], drop, f"%{{x:.1f}}π: {measure} drop %{{y:.1f}} pp"))
     fig.add_hline(0, line={"color": "#888", "width": 1})
     y_title = " / ".join(f"{m.capitalize()} drop" for m in dict.fromkeys(measures)) + " (pp)"
-    _layout(fig, "Fig 2b · drop under frequency-based random noise", "Noise frequency", y_title)
+    layout(fig, "Fig 2b · drop under frequency-based random noise", "Noise frequency", y_title)
     return fig.update_xaxes(range=[-0.03, 1.03], **PI_TICKS)
 
 
@@ -118,7 +101,7 @@ def similarity_figure(sim: dict, row_label: str, column_label: str) -> go.Figure
     ))
     fig.add_trace(_key("<b>bold</b> tick: MSA block (E: embedding, P: pooling)", "rgba(0, 0, 0, 0)"))
     images = f", {sim['images']} images" if sim.get("images") else ""
-    _layout(fig, f"Fig 10a · feature map similarity (CKA){images}", f"{column_label} block", f"{row_label} block",
+    layout(fig, f"Fig 10a · feature map similarity (CKA){images}", f"{column_label} block", f"{row_label} block",
             height=420)
     fig.update_layout(showlegend=True, plot_bgcolor="white")
     fig.update_xaxes(constrain="domain", showgrid=False, zeroline=False, **_ticks(columns, sim["column_kinds"]))
@@ -168,7 +151,7 @@ def lesion_figure(results: dict[str, dict]) -> go.Figure:
             " drop %{y:.1f} pp", customdata=[[u["name"], u["kind"], 100 * u["accuracy"]] for u in units],
             legendgroup=label, cliponaxis=False,
         ))
-    _layout(fig, "Fig 10b · accuracy drop with one unit removed", "Normalized depth", "Accuracy drop (pp)")
+    layout(fig, "Fig 10b · accuracy drop with one unit removed", "Normalized depth", "Accuracy drop (pp)")
     fig.update_xaxes(range=[0, 1])
     return fig.update_yaxes(range=y_range)
 
@@ -206,7 +189,7 @@ def hessian_figure(results: dict[str, dict]) -> go.Figure:
             hovertemplate=f"{label}<br>eigenvalue %{{x}}<br>count %{{y}}<extra></extra>",
         )
     fig.add_vline(0, line={"color": "#555", "width": 1, "dash": "dash"})
-    _layout(fig, f"Fig 4 · Hessian max eigenvalue spectra ({LOSS}, top eigenvalues per minibatch)",
+    layout(fig, f"Fig 4 · Hessian max eigenvalue spectra ({LOSS}, top eigenvalues per minibatch)",
             "Hessian eigenvalue", "Count (log)")
     fig.update_layout(barmode="overlay")
     fig.update_xaxes(range=[edges[0], edges[-1]])
@@ -229,7 +212,7 @@ def _landscape_1d(results: dict[str, dict]) -> go.Figure:
     fig = go.Figure()
     for slot, (label, data) in enumerate(results.items()):
         fig.add_trace(_line(slot, _name(label, data), data["x"], data["loss"], f"step %{{x:.2f}}: {LOSS} %{{y:.4g}}"))
-    _layout(fig, f"Fig 1a · loss landscape ({LOSS}), one direction",
+    layout(fig, f"Fig 1a · loss landscape ({LOSS}), one direction",
             "Step along a filter-normalized random direction", f"Loss ({LOSS}), log axis")
     return fig.update_yaxes(type="log")  # BN models' loss grows by orders of magnitude away from the optimum
 
@@ -246,7 +229,7 @@ def _landscape_2d(results: dict[str, dict]) -> go.Figure:
                         marker={"symbol": "x", "size": 10, "color": "white", "line": {"color": "black", "width": 1}},
                         name="trained weights", legendgroup="w", showlegend=col == 1, row=1, col=col,
                         hovertemplate=f"{name}: trained weights<extra></extra>")
-    _layout(fig, f"Fig 1a · loss landscape ({LOSS})", "Step along d₁ (filter-normalized)", "")
+    layout(fig, f"Fig 1a · loss landscape ({LOSS})", "Step along d₁ (filter-normalized)", "")
     fig.update_yaxes(title="Step along d₂ (filter-normalized)", col=1)
     low, high = min(float(z.min()) for z in logs), max(float(z.max()) for z in logs)
     decades = list(range(int(np.floor(low)), int(np.ceil(high)) + 1))
@@ -279,7 +262,7 @@ def corruption_figure(results: dict[str, dict]) -> go.Figure:
         by_severity = _percent([data["clean_accuracy"], *data["accuracy_by_severity"]])
         fig.add_trace(_line(slot, name, [0, *data["severities"]], by_severity, "severity %{x}: accuracy %{y:.1f}%",
                             legendgroup=name, showlegend=False), row=1, col=2)
-    _layout(fig, "Fig 12b · robustness to common corruptions (CIFAR-C style)", height=420)
+    layout(fig, "Fig 12b · robustness to common corruptions (CIFAR-C style)", height=420)
     fig.update_layout(margin={"t": 72})
     clean = [100 * data["clean_accuracy"] for data in results.values()]
     corrupted = [100 * data["mean_accuracy"] for data in results.values()]
@@ -303,7 +286,7 @@ def corruption_detail_figure(one: dict, label: str = "") -> go.Figure:
     fig.add_vline(100 * one["clean_accuracy"], line={"color": "#555", "dash": "dash"})
     fig.add_scatter(x=[None], y=[None], mode="lines", name="clean accuracy", line={"color": "#555", "dash": "dash"})
     title = "Fig 12b · accuracy per corruption" + (f" · {_name(label, one)}" if label else "")
-    _layout(fig, title, "Accuracy (%)", "Corruption", height=420)
+    layout(fig, title, "Accuracy (%)", "Corruption", height=420)
     fig.update_xaxes(range=[0, 100])
     return fig.update_yaxes(autorange="reversed")
 
@@ -324,7 +307,7 @@ def trajectory_figure(trajectories: dict[str, dict]) -> go.Figure:
         )
     widest = max((t for data in trajectories.values() for t in data["theta_deg"]), default=0.0)
     top = min(180, max(90, 15 * math.ceil(widest / 15)))
-    _layout(fig, "Fig 1b · optimization trajectory: r_t against θ_t (degrees)", None)
+    layout(fig, "Fig 1b · optimization trajectory: r_t against θ_t (degrees)", None)
     return fig.update_layout(polar={
         "sector": [0, top],
         "angularaxis": {"dtick": 15, "ticksuffix": "°", "direction": "counterclockwise", "rotation": 0},

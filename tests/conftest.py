@@ -17,6 +17,18 @@ SAMPLES = sorted((ROOT / "assets" / "samples").glob("*.jpg"))
 SERVER_START_TIMEOUT_S = 90
 
 
+@pytest.fixture(scope="module")
+def one_thread():
+    """Torch on one thread for a module of tiny models: they gain nothing from threads, and on a busy CPU
+    extra threads only wait for one another."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 @pytest.fixture(scope="session")
 def output_dir() -> Path:
     path = ROOT / "test-output"

@@ -22,13 +22,7 @@ from engine.registry import LoadedModel
 WD = 5e-4
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Tiny models gain nothing from threads, and on a busy CPU extra threads only wait for one another."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def loaded(module: nn.Module) -> LoadedModel:

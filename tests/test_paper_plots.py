@@ -26,13 +26,7 @@ ALTERNET = {"width": 4, "depths": (1, 1, 1, 2), "msa": "s4:2"}
 TINY_VIT = {"patch_size": 8, "embed_dim": 16, "depth": 2, "num_heads": 2}
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Tiny models gain nothing from threads, and on a busy CPU extra threads only wait for one another."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 @pytest.fixture(scope="module")

@@ -18,13 +18,7 @@ TINY = ["--model", "alternet", "--width", "4", "--depths", "1,1,2,2", "--msa", "
 QUICK = ["--mixup", "0", "--cutmix", "0", "--lr", "3e-3", "--warmup-epochs", "0.5", "--device", "cpu", "--no-progress"]
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Tiny models gain nothing from threads, and on a busy CPU extra threads only wait for one another."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 @pytest.fixture(scope="module")

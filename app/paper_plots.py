@@ -21,6 +21,9 @@ from plotly.subplots import make_subplots
 
 from app.figures import HEIGHT, MODEL_COLORS, MODEL_MARKERS, SHADES, layout
 
+COLORS = (*MODEL_COLORS, "#ff7f0e", "#8c564b", "#e377c2", "#17becf")  # the whole family fits in Fig 12b
+MARKERS = (*MODEL_MARKERS, "cross", "star", "hexagon", "x")
+
 PI_TICKS = {"tickvals": np.linspace(0, 1, 6).tolist(), "ticktext": [f"{v:.1f}π" for v in np.linspace(0, 1, 6)]}
 LOSS = "NLL + ℓ2"
 
@@ -33,8 +36,8 @@ def _name(label: str, data: dict) -> str:
 
 def _style(slot: int) -> dict:
     """The line and marker of the model in `slot`, as app.figures draws it."""
-    return {"line": {"color": MODEL_COLORS[slot % len(MODEL_COLORS)], "width": 2},
-            "marker": {"symbol": MODEL_MARKERS[slot % len(MODEL_MARKERS)], "size": 7}}
+    return {"line": {"color": COLORS[slot % len(COLORS)], "width": 2},
+            "marker": {"symbol": MARKERS[slot % len(MARKERS)], "size": 7}}
 
 
 def _line(slot: int, name: str, x: list, y: list, hover: str, **kwargs) -> go.Scatter:
@@ -185,7 +188,7 @@ def hessian_figure(results: dict[str, dict]) -> go.Figure:
         fig.add_histogram(
             x=_eigenvalues(data), name=_hessian_name(label, data), opacity=0.6,
             xbins={"start": edges[0], "end": edges[-1], "size": size},
-            marker={"color": MODEL_COLORS[slot % len(MODEL_COLORS)]},
+            marker={"color": COLORS[slot % len(COLORS)]},
             hovertemplate=f"{label}<br>eigenvalue %{{x}}<br>count %{{y}}<extra></extra>",
         )
     fig.add_vline(0, line={"color": "#555", "width": 1, "dash": "dash"})

@@ -65,7 +65,7 @@ with this app's code (minutes of CPU)."""
 FINDINGS = {
     "landscape": """#### Loss landscape (Fig 1a)
 NLL + ℓ2 around the trained weights along two random filter-normalized directions (Li et al., 2018), on
-training images. The paper: ViT's landscape is flatter than ResNet's, most visibly at the edges.
+training images, and the 1-D slice along the first (log axis). The paper: ViT's landscape is flatter than ResNet's, most visibly at the edges.
 Compare how fast each model's loss rises away from the centre (×).""",
     "trajectory": """#### Training trajectory (Fig 1b)
 Each point is the weights at one moment of training in polar coordinates around the final weights:

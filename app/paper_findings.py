@@ -27,6 +27,7 @@ from .service import Report, Service, on_model_thread
 STORE = ASSETS / "paper_figures.json"
 ORDER = ("landscape", "trajectory", "hessian", "noise", "similarity", "lesion", "corruption")  # Figs 1a .. 12b
 PAIRS = (("step6", "step0"),)  # similarity between two models, besides each model's own
+PER_RUN = ("similarity", "lesion")  # a figure per model (or pair); the others overlay the models
 MAX_IMAGES = 1000
 
 
@@ -43,8 +44,15 @@ def _labelled(section: dict) -> dict[str, dict]:
 
 def panels(name: str) -> int:
     """How many figures analysis `name` draws: a heat map per model and pair for similarity, a lesion
-    plot per model (each with its own shading, as in Fig 10b), else one with the models overlaid."""
-    return {"similarity": len(FIGURE_MEMBERS) + len(PAIRS), "lesion": len(FIGURE_MEMBERS)}.get(name, 1)
+    plot per model (each with its own shading, as in Fig 10b), the 2-D landscape and its 1-D slice, else
+    one with the models overlaid."""
+    return {"similarity": len(FIGURE_MEMBERS) + len(PAIRS), "lesion": len(FIGURE_MEMBERS), "landscape": 2}.get(name, 1)
+
+
+def along_d1(landscape: dict) -> dict:
+    """The 1-D landscape along d1 of a 2-D one: its row at d2 = 0 (the same direction, the same points)."""
+    row = landscape["y"].index(0.0)
+    return {**landscape, "y": None, **{key: landscape[key][row] for key in ("loss", "nll", "accuracy")}}
 
 
 def figures(name: str, section: dict | None) -> list[go.Figure]:
@@ -57,6 +65,8 @@ def figures(name: str, section: dict | None) -> list[go.Figure]:
         return [plots.similarity_figure(runs[label], rows, columns or rows) for label, rows, columns in pairs]
     if name == "lesion":
         return [plots.lesion_figure({label: result}) for label, result in runs.items()]
+    if name == "landscape" and all(0.0 in (result["y"] or []) for result in runs.values()):
+        return [plots.landscape_figure(runs), plots.landscape_figure({k: along_d1(r) for k, r in runs.items()})]
     draw = {"noise": plots.noise_figure, "hessian": plots.hessian_figure,
             "landscape": plots.landscape_figure, "corruption": plots.corruption_figure,
             "trajectory": plots.trajectory_figure}[name]
@@ -100,7 +110,7 @@ def for_slides(sections: dict[str, dict | None]) -> dict[str, go.Figure]:
         runs = [(run["label"], run["weights"].split(" (")[0])  # without the checkpoint's file name
                 for run in (section or {}).get("models", {}).values()]
         for i, figure in enumerate(figures(name, section)):
-            weights = weights_line(runs[i:i + 1] if panels(name) > 1 else runs)  # a figure per run, or all in one
+            weights = weights_line(runs[i:i + 1] if name in PER_RUN else runs)
             out[f"paper-{name}{f'-{i}' if panels(name) > 1 else ''}"] = export.titled(figure, weights)
     return out
 

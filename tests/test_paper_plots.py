@@ -16,6 +16,7 @@ from app import paper_plots
 from engine.cifar_subset import balanced, subset
 from engine.corruption import CorruptionRobustness
 from engine.hessian import HessianSpectrum, as_batch
+from app.paper_findings import along_d1
 from engine.landscape import LossLandscape
 from engine.robustness import FrequencyNoise
 from engine.similarity import FeatureSimilarity
@@ -182,6 +183,16 @@ def test_landscape_lines_and_contours_are_the_loss(models, data):
                                np.log10([min(every), max(every)]))
     with pytest.raises(ValueError):
         paper_plots.landscape_figure({"1-D": one["ViT"], "2-D": two["ViT"]})
+
+
+def test_the_1d_slice_of_a_2d_landscape_is_the_1d_landscape(models, data):
+    _, x, labels = data
+    for model in models.values():
+        one, two = (LossLandscape(model, dims=dims, points=5, seed=1).attribute(x, labels).to_json() for dims in (1, 2))
+        sliced = along_d1(two)
+        assert sliced["x"] == one["x"] and sliced["y"] is None
+        np.testing.assert_allclose(sliced["loss"], one["loss"], rtol=1e-6)
+        np.testing.assert_allclose(sliced["accuracy"], one["accuracy"])
 
 
 def test_corruption_scatter_severity_lines_and_detail_bars(models, data):

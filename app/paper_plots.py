@@ -233,6 +233,7 @@ def _landscape_2d(results: dict[str, dict]) -> go.Figure:
                         name="trained weights", legendgroup="w", showlegend=col == 1, row=1, col=col,
                         hovertemplate=f"{name}: trained weights<extra></extra>")
     layout(fig, f"Fig 1a · loss landscape ({LOSS})", "Step along d₁ (filter-normalized)", "")
+    fig.update_xaxes(title="").update_xaxes(title="Step along d₁ (filter-normalized)", col=(len(results) + 1) // 2)
     fig.update_yaxes(title="Step along d₂ (filter-normalized)", col=1)
     low, high = min(float(z.min()) for z in logs), max(float(z.max()) for z in logs)
     decades = list(range(int(np.floor(low)), int(np.ceil(high)) + 1))

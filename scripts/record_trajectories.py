@@ -1,6 +1,6 @@
 """Fig 1b for the app: each figure member's training trajectory (r_t, θ_t), stored in assets/paper_figures.json.
 
-    python scripts/record_trajectories.py [--only step0,step6,vit] [--data .data/cifar10-jpeg]
+    python scripts/record_trajectories.py [--only step0,step6,vit] [--data .data/cifar10-jpeg]   # 1 hour on 2 cores
 
 A bundled checkpoint whose sidecar holds a trajectory gives it directly. The checkpoints trained before
 the trainer's recorder existed are trained again with their own command (scripts/train_family.py's
@@ -21,13 +21,12 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(REPO), str(REPO / "scripts")]
 
 from engine.checkpoint import read_meta  # noqa: E402
-from engine.findings import member_label  # noqa: E402
+from engine.findings import FIGURE_MEMBERS, member_label  # noqa: E402
 from engine.models import CHECKPOINTS  # noqa: E402
 from app.paper_findings import STORE  # noqa: E402
 from train_family import RECIPE, family  # noqa: E402
 
 POINTS = 20
-TRAJECTORY_MEMBERS = ("step0", "vit")  # Fig 1b's ResNet and ViT; AlterNet (step 6) takes twice as long to train
 
 
 def record(key: str, data: str) -> dict:
@@ -55,7 +54,7 @@ def record(key: str, data: str) -> dict:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--data", default=".data/cifar10-jpeg")
-    p.add_argument("--only", default=",".join(TRAJECTORY_MEMBERS))
+    p.add_argument("--only", default=",".join(FIGURE_MEMBERS))
     args = p.parse_args()
     for key in args.only.split(","):
         entry = record(key, args.data)

@@ -39,7 +39,7 @@ def test_every_analysis_is_stored_for_every_figure_model_with_the_command_that_m
         assert section["command"].startswith("python -m engine findings") and section["options"] == finding.options
         assert not any(run["random_weights"] for run in section["models"].values())
         assert all(run["weights"].startswith("trained here") for run in section["models"].values())
-    for key in ("step0", "vit"):  # Fig 1b's ResNet and ViT
+    for key in FIGURE_MEMBERS:
         trajectory = findings["trajectory"]["models"][key]["result"]
         assert trajectory["r"][0] == pytest.approx(1) and trajectory["theta_deg"][0] == pytest.approx(0, abs=1e-6)
 

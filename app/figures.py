@@ -93,12 +93,18 @@ def _spans(result: ModelResult, kind: str, y_range: list[float], log_y: bool, gr
     height; a trace rather than layout shapes so that the model's legend entry hides it too."""
     last = max(len(result.blocks) - 1, 1)
     low, high = (10 ** y for y in y_range) if log_y else y_range
+    return spans([b.index for b in result.blocks if b.kind == kind], 1 / last, kind, (low, high), group)
+
+
+def spans(indices: list[int], step: float, kind: str, y_range: tuple[float, float], group: str) -> go.Scatter | None:
+    """Rectangles over the depth step into each block of `indices` ([(i - 1) * step, i * step], the stem
+    excluded), filling `y_range` with `kind`'s shade; None when there are none."""
+    low, high = y_range
     xs, ys = [], []
-    for block in result.blocks:
-        if block.kind == kind and block.index > 0:
-            x0, x1 = (block.index - 1) / last, block.index / last
-            xs += [x0, x1, x1, x0, x0, None]
-            ys += [low, low, high, high, low, None]
+    for index in (i for i in indices if i > 0):
+        x0, x1 = (index - 1) * step, index * step
+        xs += [x0, x1, x1, x0, x0, None]
+        ys += [low, low, high, high, low, None]
     if not xs:
         return None
     return go.Scatter(x=xs, y=ys, fill="toself", fillcolor=SHADES[kind][0], mode="none", hoverinfo="skip",

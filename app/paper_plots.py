@@ -19,7 +19,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from app.figures import HEIGHT, MODEL_COLORS, MODEL_MARKERS, SHADES, layout
+from app.figures import HEIGHT, MODEL_COLORS, MODEL_MARKERS, SHADES, layout, spans
 
 COLORS = (*MODEL_COLORS, "#ff7f0e", "#8c564b", "#e377c2", "#17becf")  # the whole family fits in Fig 12b
 MARKERS = (*MODEL_MARKERS, "cross", "star", "hexagon", "x")
@@ -122,16 +122,7 @@ def _unit_spans(units: list[dict], kind: str, y_range: list[float], group: str) 
     step = next((u["normalized_depth"] / u["index"] for u in units if u["index"] > 0), 0.0)
     kinds = dict.fromkeys(range(1, max((u["index"] for u in units), default=0)), "pool")
     kinds.update({u["index"]: u["kind"] for u in units})
-    low, high = y_range
-    xs, ys = [], []
-    for index in (i for i, k in kinds.items() if k == kind and i > 0):
-        x0, x1 = (index - 1) * step, index * step
-        xs += [x0, x1, x1, x0, x0, None]
-        ys += [low, low, high, high, low, None]
-    if not xs:
-        return None
-    return go.Scatter(x=xs, y=ys, fill="toself", fillcolor=SHADES[kind][0], mode="none", hoverinfo="skip",
-                      legendgroup=group, showlegend=False)
+    return spans([i for i, k in kinds.items() if k == kind], step, kind, tuple(y_range), group)
 
 
 def lesion_figure(results: dict[str, dict]) -> go.Figure:

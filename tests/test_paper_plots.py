@@ -9,7 +9,6 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 import torch
-from torch import nn
 
 import engine
 from app import paper_plots
@@ -18,6 +17,7 @@ from engine.corruption import CorruptionRobustness
 from engine.hessian import HessianSpectrum, as_batch
 from app.paper_findings import along_d1
 from engine.landscape import LossLandscape
+from tests.test_hessian import Saddle
 from engine.robustness import FrequencyNoise
 from engine.similarity import FeatureSimilarity
 from engine.models import cifar_transform
@@ -127,19 +127,6 @@ def test_lesion_figure_of_an_engine_result(models, data):
     assert list(line.y) == pytest.approx([100 * u["drop"] for u in result["units"]])
     blue = next(t for t in fig.data if t.fillcolor == paper_plots.SHADES["pool"][0])
     assert [x for x in blue.x if x is not None][::5] == pytest.approx([0.2, 0.4, 0.6])  # blocks 2, 3, 4 subsample
-
-
-class Saddle(nn.Module):
-    """Logits (z, 0), z = sum(c * w**2) / 2 at w = 0: with label 0 the Hessian of the NLL is -diag(c) / 2."""
-
-    def __init__(self, c: list[float]) -> None:
-        super().__init__()
-        self.register_buffer("c", torch.tensor(c, dtype=torch.float64))
-        self.w = nn.Parameter(torch.zeros(len(c), dtype=torch.float64))
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        z = (self.c * self.w ** 2).sum() / 2
-        return torch.stack([z.expand(len(x)), torch.zeros(len(x), dtype=z.dtype)], 1)
 
 
 def test_hessian_histograms_are_the_eigenvalues_negative_ones_included(models, data):

@@ -14,6 +14,9 @@ predictions are meaningless and their measurements show the architecture alone. 
 WEIGHTS = ("Trained where available: ImageNet weights from the hub when online; CIFAR-10 models always "
            "use their bundled checkpoints; random weights otherwise, labelled.")
 
+ANY_TIMM = ("Comma-separated timm names, added to the models checked: ViT, DeiT, BEiT, EVA, ResNet, ResNeXt, "
+            "ConvNeXt, Swin, PiT, CoAtNet, MaxViT or MobileViT, split into blocks from their own structure.")
+
 RANDOM_BADGE = "⚠️ **random weights** (seed {seed}): predictions and maps are not meaningful"
 
 COMPARE = """### Predictions and where each model looks
@@ -43,6 +46,13 @@ VARIANCE = """### Feature map variance (Fig 9)
 Variance of each block's feature map. MSAs (gray) lower it: they ensemble feature maps; Convs and
 MLPs (white) raise it. Variance accumulates with depth, and in ResNet it peaks at the end of each
 stage. The paper plots each model on its own linear axis; here models share a log axis."""
+
+DATASET = """### Dataset curves: Figs 2a, 8 and 9 over many images
+The paper's curves are averages over ImageNet's validation images, not one photo. Upload a **ZIP of
+images** (JPEG, PNG, ...; up to {images} images and {megabytes} MB) to average every block's curve and
+variance over them, for the models picked above, as the paper's notebooks do: per batch of 16, then
+over the batches. Unreadable files are skipped and counted. For a whole dataset, or several GPUs, use
+`python -m engine curves --data DIR --model NAME` (with `torchrun --nproc_per_node N`)."""
 
 LESION = "Each unit's residual branch is zeroed, its shortcut kept; the model re-runs. Clear to restore."
 

@@ -168,6 +168,12 @@ def figures_zip(figs: dict[str, go.Figure], extra: dict[str, bytes] | None = Non
     return pack.zip()
 
 
+def dataset_zip(results: list[ModelResult], device: str) -> bytes:
+    """Dataset curves for slides: Fig 2a per model, Fig 8 and Fig 9 as PNG and SVG, the JSON and the CSV."""
+    analysis = json.dumps(Analysis(results, device).to_json(), indent=1).encode()
+    return figures_zip(paper_figures(results), {"dataset-curves.json": analysis, "blocks.csv": blocks_csv(results)})
+
+
 def alternet_zip(run: LabRun, placement: Placement) -> bytes:
     """The AlterNet tab's figures: Fig 8 and Fig 9 as PNG and SVG, the Fig 11 drawing as SVG."""
     from .alternet_view import architecture_svg

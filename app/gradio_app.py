@@ -14,13 +14,14 @@ from typing import Callable
 
 import gradio as gr
 
-from app import alternet_panel, export, findings_panel
+from app import alternet_panel, dataset_panel, export, findings_panel
 from app import explanations as text
 from app import figures
 from app.attention_view import COLORMAPS, MEAN, ViewOptions, attention_layers, head_choices, render
 from app.cifar_lab import CifarLab
 from app.paper_findings import PaperFindings
-from app.service import AUTO, DEFAULT_MODELS, MAX_MODELS, SAMPLES, WEIGHT_LABELS, WEIGHT_MODES, ModelRun, Service
+from app.service import (AUTO, DEFAULT_MODELS, MAX_MODELS, SAMPLES, WEIGHT_LABELS, WEIGHT_MODES, ModelRun, Service,
+                         picked_models)
 from engine.errors import EngineError
 
 service = Service.start()
@@ -106,13 +107,15 @@ def slot_updates(slot: Slot, run: ModelRun | None, colormap: str, opacity: float
 
 
 def analyze_page(image: str | None, names: list[str], weights: str, colormap: str, opacity: float, log_y: bool,
-                 progress: gr.Progress = gr.Progress()) -> dict:
-    """Run the analysis for the page: every panel's update, and the runs kept in the session state."""
+                 typed: str | None = None, progress: gr.Progress = gr.Progress()) -> dict:
+    """Run the analysis for the page: every panel's update, and the runs kept in the session state.
+    `typed` adds any timm models named in the text box to the checked ones."""
     if not image:
         raise gr.Error("Upload a photo or pick a sample first.")
     start = time.perf_counter()
     try:
-        runs = service.analyze(image, names, weights, report=lambda f, message: progress(f, desc=message))
+        runs = service.analyze(image, picked_models(names, typed), weights,
+                               report=lambda f, message: progress(f, desc=message))
     except (EngineError, ValueError) as exc:
         raise gr.Error(str(exc), duration=None) from None
     seconds = time.perf_counter() - start
@@ -216,6 +219,8 @@ with gr.Blocks(title="ViT explorer", delete_cache=(600, FILE_TTL_S)) as demo:
             models = gr.CheckboxGroup(
                 service.models(), value=list(DEFAULT_MODELS), label=f"Models (up to {MAX_MODELS})"
             )
+            typed_models = gr.Textbox(label="Any timm model", placeholder="e.g. convnext_atto, mobilevit_xxs",
+                                      info=text.ANY_TIMM, elem_id="typed-models")
             weights = gr.Radio([(WEIGHT_LABELS[mode], mode) for mode in WEIGHT_MODES], value=AUTO, label="Weights",
                                info=text.WEIGHTS)
             run = gr.Button("Analyze", variant="primary")
@@ -251,6 +256,7 @@ with gr.Blocks(title="ViT explorer", delete_cache=(600, FILE_TTL_S)) as demo:
                     gr.Markdown(text.VARIANCE)
                     variance = gr.Plot(show_label=False, elem_id="variance")
                     log_y = gr.Checkbox(value=True, label="Log variance axis")
+            dataset_panel.build(service, models, typed_models, weights)
         with gr.Tab("AlterNet (Section 4)", id="alternet"):
             alternet_panel.build(demo, lab, image)
         with gr.Tab("Paper figures", id="paper"):
@@ -259,7 +265,7 @@ with gr.Blocks(title="ViT explorer", delete_cache=(600, FILE_TTL_S)) as demo:
 
     run.click(
         analyze_page,
-        [image, models, weights, colormap, opacity, log_y],
+        [image, models, weights, colormap, opacity, log_y, typed_models],
         [state, status, *[c for slot in slots for c in slot.outputs], high_frequency, variance, figure_name],
         api_name="run",
         show_progress_on=status,

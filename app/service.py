@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import contextvars
 import functools
+import re
 import threading
+import zipfile
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -18,6 +20,7 @@ import numpy as np
 from PIL import Image
 
 import engine
+from engine.dataset_curves import DatasetCurves, image_names
 from engine.images import ImageInput
 from engine.models import CHECKPOINTS, bundled_names, bundled_path
 from engine.registry import resolve_device
@@ -26,6 +29,8 @@ from engine.weights import hub_reachable
 
 DEFAULT_MODELS = ("resnet50", "vit_small_patch16_224")
 MAX_MODELS = 4
+MAX_DATASET_IMAGES = 500  # per ZIP in the app; `python -m engine curves` has no limit
+MAX_DATASET_BYTES = 50 * 2**20
 MAX_CACHED = 10  # loaded models kept; the least recently used goes first
 AUTO = "auto"  # pretrained online; offline, bundled checkpoints where they exist, else random
 WEIGHT_MODES = (AUTO, "pretrained", "random")
@@ -36,6 +41,12 @@ MODEL_THREAD = "models"
 Report = Callable[[float, str], None]
 Options = tuple[tuple[str, object], ...]
 Method = TypeVar("Method", bound=Callable[..., Any])
+
+
+def picked_models(checked: list[str], typed: str | None) -> list[str]:
+    """The models to compare: those checked, then any timm names typed (comma- or space-separated)."""
+    typed_names = [name for name in re.split(r"[,\s]+", typed or "") if name]
+    return list(dict.fromkeys([*checked, *typed_names]))
 
 
 def on_model_thread(method: Method) -> Method:
@@ -208,6 +219,44 @@ class Service:
         if loaded.spec.attention is not None:
             return run
         return replace(run, gradcam=engine.GradCam(loaded).attribute(picture, target=result.predictions[0][0].index))
+
+    @on_model_thread
+    def dataset_curves(
+        self, archive: str | Path, names: list[str], weights: str | None = None, report: Report | None = None
+    ) -> list[ModelResult]:
+        """Figs 2a, 8 and 9 averaged over the images of a ZIP, per model, labelled with the image count.
+
+        Raises ValueError for a file that is not a ZIP, too large, or with too many images.
+        """
+        archive = Path(archive)
+        if not names:
+            raise ValueError("pick at least one model")
+        if len(names) > MAX_MODELS:
+            raise ValueError(f"pick at most {MAX_MODELS} models (got {len(names)})")
+        if not zipfile.is_zipfile(archive):
+            raise ValueError(f"{archive.name} is not a ZIP file; pack the images into one (zip -r images.zip DIR)")
+        if archive.stat().st_size > MAX_DATASET_BYTES:
+            raise ValueError(f"{archive.name} is {archive.stat().st_size / 2**20:.0f} MB; the app takes ZIPs of up to "
+                             f"{MAX_DATASET_BYTES // 2**20} MB (python -m engine curves has no limit)")
+        count = len(image_names(archive))
+        if count > MAX_DATASET_IMAGES:
+            raise ValueError(f"{archive.name} holds {count} images; the app measures at most {MAX_DATASET_IMAGES} "
+                             "(python -m engine curves --data takes any number)")
+        report = report or (lambda fraction, message: None)
+        results = []
+        for i, name in enumerate(names):
+            label, mode = engine.get_spec(name).label, self.weights_for(name, weights)
+            report(i / len(names), f"Loading {label} ({mode} weights)")
+            loaded = self.load(name, mode)
+
+            def progress(done: int, total: int, i=i, label=label) -> None:
+                report((i + done / total) / len(names), f"{label}: {done} of {total} images")
+
+            measured = DatasetCurves(loaded, batch_size=16).measure(archive, progress=progress)
+            skipped = f", {len(measured.skipped)} unreadable skipped" if measured.skipped else ""
+            results.append(replace(measured.model, label=f"{label} · {measured.model.images} images{skipped}"))
+        report(1.0, "Done")
+        return results
 
     @property
     def device_name(self) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import sys
+import tempfile
 import threading
 from pathlib import Path
 
@@ -19,7 +20,8 @@ from app import explanations as text  # noqa: E402
 from app import export, figures  # noqa: E402
 from app.attention_view import COLORMAPS, MEAN, ViewOptions, attention_layers, head_choices, render  # noqa: E402
 from app.cifar_lab import STEPS, step_of  # noqa: E402
-from app.service import AUTO, DEFAULT_MODELS, MAX_MODELS, SAMPLES, WEIGHT_LABELS, WEIGHT_MODES, ModelRun  # noqa: E402
+from app.service import (AUTO, DEFAULT_MODELS, MAX_DATASET_BYTES, MAX_DATASET_IMAGES, MAX_MODELS, SAMPLES,  # noqa: E402
+                         WEIGHT_LABELS, WEIGHT_MODES, ModelRun, picked_models)
 from app import paper_findings as findings  # noqa: E402
 from app.streamlit_resources import board, lab, service  # noqa: E402
 from engine.errors import EngineError  # noqa: E402
@@ -143,6 +145,39 @@ def compare_tab() -> None:
     exports(results)
 
 
+def dataset_section(names: list[str], weights: str) -> None:
+    """Figs 2a, 8 and 9 averaged over a ZIP of images for the picked models, with their export."""
+    with st.expander("Dataset curves: Figs 2a, 8 and 9 over a ZIP of images"):
+        st.markdown(text.DATASET.format(images=MAX_DATASET_IMAGES, megabytes=MAX_DATASET_BYTES // 2**20))
+        archive = st.file_uploader("ZIP of images", type=["zip"], key="dataset_zip")
+        if st.button("Measure the ZIP", key="dataset_run", disabled=archive is None):
+            with tempfile.NamedTemporaryFile(suffix=".zip") as file:
+                file.write(archive.getvalue())
+                file.flush()
+                try:
+                    state.dataset = service().dataset_curves(file.name, names, weights, report=progress_bar())
+                except (EngineError, ValueError) as exc:
+                    st.error(str(exc).replace(Path(file.name).name, archive.name))
+                    return
+        results = state.get("dataset")
+        if not results:
+            return
+        st.markdown("Averaged over the ZIP: " + "; ".join(r.label for r in results) + ".")
+        left, right = st.columns(2)
+        left.plotly_chart(figures.high_frequency(results), key="dataset_high_frequency")
+        right.plotly_chart(figures.variance(results, True), key="dataset_variance")
+        for column, result in zip(st.columns(len(results)), results):
+            column.plotly_chart(figures.fourier_spectrum(result), key=f"dataset_spectrum_{result.name}")
+        try:
+            if st.button("Export these figures (PNG, SVG, JSON, CSV)", key="dataset_export"):
+                state.dataset_exported = export.dataset_zip(results, service().device_name)
+        except export.ExportError as exc:
+            st.error(str(exc))
+        if "dataset_exported" in state:
+            st.download_button("Download the dataset figures (ZIP)", state.dataset_exported, "dataset-curves.zip",
+                               key="dataset_download")
+
+
 def set_placement(spec: str) -> None:
     """Make `spec` the AlterNet tab's placement and set the step and the toggles to match."""
     placement = parse(spec, PAPER_DEPTHS)
@@ -263,9 +298,12 @@ st.markdown(text.INTRO)
 if not service().online:
     st.warning(text.OFFLINE)
 picture = photo()
-models = st.multiselect(f"Models (up to {MAX_MODELS})", [name for _, name in service().models()],
-                        default=list(DEFAULT_MODELS), max_selections=MAX_MODELS, key="models",
-                        format_func=dict((name, label) for label, name in service().models()).get)
+checked, typed = st.columns([3, 2])
+models = checked.multiselect(f"Models (up to {MAX_MODELS})", [name for _, name in service().models()],
+                             default=list(DEFAULT_MODELS), max_selections=MAX_MODELS, key="models",
+                             format_func=dict((name, label) for label, name in service().models()).get)
+models = picked_models(models, typed.text_input("Any timm model", placeholder="e.g. convnext_atto, mobilevit_xxs",
+                                                help=text.ANY_TIMM, key="typed_models"))
 weights = st.radio("Weights", WEIGHT_MODES, format_func=WEIGHT_LABELS.get, index=WEIGHT_MODES.index(AUTO),
                    horizontal=True, help=text.WEIGHTS, key="weights")
 if st.button("Analyze", type="primary", key="analyze"):
@@ -273,6 +311,7 @@ if st.button("Analyze", type="primary", key="analyze"):
 compare, alternet, paper = st.tabs(["Compare models", "AlterNet (Section 4)", "Paper figures"])
 with compare:
     compare_tab()
+    dataset_section(models, weights)
 with alternet:
     alternet_tab(picture)
 with paper:

@@ -1,5 +1,6 @@
 """The analysis engine: models, block split and the paper's measurements. No UI imports."""
 from .analysis import Analyzer, analyze
+from .dataset_curves import DatasetCurves, DatasetResult
 from .errors import (
     CheckpointError,
     EngineError,
@@ -11,10 +12,13 @@ from .gradcam import GradCam
 from .images import load_image
 from .lesion import Lesion
 from .registry import LoadedModel, ModelSpec, create_model, get_spec, list_models, register_model
+from .timm_blocks import supported_families
 from . import models  # noqa: E402,F401  (registers the CIFAR-10 models: AlterNet, PreAct ResNet, ViT)
 
 __all__ = [
     "Analyzer",
+    "DatasetCurves",
+    "DatasetResult",
     "CheckpointError",
     "EngineError",
     "GradCam",
@@ -30,4 +34,5 @@ __all__ = [
     "list_models",
     "load_image",
     "register_model",
+    "supported_families",
 ]

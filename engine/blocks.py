@@ -14,7 +14,7 @@ from typing import Literal
 from torch import nn
 
 Kind = Literal["embed", "conv", "msa", "mlp", "pool"]
-Layout = Literal["bchw", "bhwc", "bnc", "tuple_bchw"]
+Layout = Literal["bchw", "bhwc", "bnc", "bcpn", "tuple_bchw"]
 
 
 @dataclass(frozen=True)

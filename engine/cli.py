@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import time
@@ -15,7 +16,8 @@ from tqdm import tqdm
 from .analysis import analyze
 from .errors import EngineError
 from .findings import FIGURE_MEMBERS, FINDINGS, compute, headline, load_member, members
-from .registry import list_models
+from .dataset_curves import DatasetResult
+from .registry import create_model, list_models
 from .results import Analysis
 
 
@@ -25,12 +27,17 @@ def build_parser() -> argparse.ArgumentParser:
     run = commands.add_parser("analyze", help="measure every block of each model on the images")
     run.add_argument("images", nargs="+", help="image files")
     run.add_argument("--model", action="append", required=True, help=f"one of: {', '.join(list_models())}")
-    run.add_argument("--weights", default="pretrained", help="pretrained, random, or a .safetensors path")
-    run.add_argument("--seed", type=int, default=0, help="seed for random weights")
-    run.add_argument("--device", default="auto", help="auto (CUDA when present), cpu or cuda")
     run.add_argument("--batch-size", type=int, default=16)
-    run.add_argument("--json", type=Path, help="write the results as JSON to this file ('-' for stdout)")
+    _model_options(run)
     commands.add_parser("models", help="list the registered models")
+    curves = commands.add_parser("curves", help="Figs 2a, 8 and 9 averaged over a folder or ZIP of images "
+                                 "(under torchrun, split across the processes)")
+    curves.add_argument("--data", type=Path, required=True, help="a folder (searched recursively) or a ZIP of images")
+    curves.add_argument("--model", action="append", required=True, help="a registered model or a timm name")
+    curves.add_argument("--limit", type=int, help="the first N images in name order")
+    curves.add_argument("--batch-size", type=int, default=64, help="the whole run's batch (split across processes)")
+    curves.add_argument("--workers", type=int, default=min(4, os.cpu_count() or 1), help="DataLoader workers per process")
+    _model_options(curves)
     everything = commands.add_parser("findings", help="every analysis below for the figure models (the app's stored results)")
     everything.add_argument("--only", default=",".join(FINDINGS), help="comma-separated analyses")
     _finding_options(everything, default_pair=["step6:step0"])
@@ -39,6 +46,13 @@ def build_parser() -> argparse.ArgumentParser:
         one.set_defaults(only=finding.name)
         _finding_options(one, default_pair=[])
     return parser
+
+
+def _model_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--weights", default="pretrained", help="pretrained, random, or a .safetensors path")
+    parser.add_argument("--seed", type=int, default=0, help="seed for random weights")
+    parser.add_argument("--device", default="auto", help="auto (CUDA when present), cpu or cuda")
+    parser.add_argument("--json", type=Path, help="write the results as JSON to this file ('-' for stdout)")
 
 
 def _finding_options(parser: argparse.ArgumentParser, default_pair: list[str]) -> None:
@@ -63,6 +77,21 @@ def summary(analysis: Analysis) -> str:
             lines.append(
                 f"  {b.index:>3} {b.name:<28} {b.kind:<6} {b.normalized_depth:>6.3f} {b.variance:>12.5g} {b.high_freq:>19.4f}"
             )
+    return "\n".join(lines)
+
+
+def curves_summary(result: DatasetResult) -> str:
+    model = result.model
+    lines = [
+        f"{model.label} ({model.name}), weights: {model.weights}: {model.images} images of {result.source} "
+        f"in {result.batches} batches of {result.batch_size} on {result.processes} process(es), "
+        f"{result.seconds:.1f} s ({result.images_per_second:.1f} images/s)"
+    ]
+    if result.skipped:
+        lines.append(f"  skipped {len(result.skipped)} unreadable file(s): {', '.join(result.skipped[:5])}")
+    lines.append(f"  {'#':>3} {'block':<28} {'kind':<6} {'depth':>6} {'variance':>12} {'high-freq Δlog amp':>19}")
+    lines += [f"  {b.index:>3} {b.name:<28} {b.kind:<6} {b.normalized_depth:>6.3f} {b.variance:>12.5g} {b.high_freq:>19.4f}"
+              for b in model.blocks]
     return "\n".join(lines)
 
 
@@ -107,12 +136,48 @@ def run_findings(args: argparse.Namespace, argv: list[str]) -> int:
     return 0
 
 
+def run_curves(args: argparse.Namespace) -> int:
+    """Dataset curves for each model; under torchrun only rank 0 prints and writes."""
+    from .dataset_curves import DatasetCurves, distributed_device, finish_process_group, is_main_process
+
+    results = []
+    try:
+        for name in args.model:
+            model = create_model(name, args.weights, args.seed, distributed_device(args.device))
+            bar = tqdm(desc=name, unit="img", file=sys.stderr, disable=not is_main_process(), leave=False)
+
+            def progress(done: int, total: int, bar=bar) -> None:
+                bar.total = total
+                bar.update(done - bar.n)
+
+            results.append(DatasetCurves(model, args.batch_size, args.workers).measure(args.data, args.limit, progress))
+            bar.close()
+    except (EngineError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        finish_process_group()
+    if not is_main_process():
+        return 0
+    if args.json is not None:
+        text = json.dumps({"device": results[0].device, "models": [r.to_json() for r in results]}, indent=1)
+        if str(args.json) == "-":
+            print(text)
+            return 0
+        args.json.write_text(text)
+    for result in results:
+        print(curves_summary(result))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     args = build_parser().parse_args(argv)
     if args.command == "models":
         print("\n".join(list_models()))
         return 0
+    if args.command == "curves":
+        return run_curves(args)
     if args.command != "analyze":
         try:
             return run_findings(args, argv)

@@ -10,7 +10,7 @@ class ImageError(EngineError):
 
 
 class UnknownModelError(EngineError):
-    """The model name is not in the registry."""
+    """The model name is neither registered nor a timm model of a supported family (timm_blocks.py)."""
 
 
 class WeightsUnavailableError(EngineError):

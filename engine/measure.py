@@ -9,19 +9,30 @@ from .blocks import BlockSpec
 
 
 def to_bchw(latent: torch.Tensor | tuple, spec: BlockSpec) -> torch.Tensor:
-    """Bring a latent to (B, C, H, W): drop prefix tokens and fold token grids; permute channels-last."""
+    """Bring a latent to (B, C, H, W): drop prefix tokens and fold token grids; permute channels-last.
+
+    MobileViT's transformers run on unfolded patches, (B * P, N, C) tokens ("bnc") or (B, C, P, N)
+    ("bcpn"): each of the P pixel positions of a patch gives one map over the patch grid.
+    """
     if spec.layout == "tuple_bchw":
         return latent[0]
     if spec.layout == "bhwc":
         return latent.permute(0, 3, 1, 2)
     if spec.layout == "bnc":
-        tokens = latent[:, spec.prefix_tokens :]
-        b, n, c = tokens.shape
-        side = math.isqrt(n)
-        if side * side != n:
-            raise ValueError(f"{spec.name}: {n} tokens do not form a square grid")
-        return tokens.transpose(1, 2).reshape(b, c, side, side)
+        return _grid(latent[:, spec.prefix_tokens :].transpose(1, 2), spec)
+    if spec.layout == "bcpn":
+        b, c, p, n = latent.shape
+        return _grid(latent.transpose(1, 2).reshape(b * p, c, n), spec)
     return latent
+
+
+def _grid(tokens: torch.Tensor, spec: BlockSpec) -> torch.Tensor:
+    """(B, C, N) tokens of a square grid as (B, C, sqrt(N), sqrt(N))."""
+    b, c, n = tokens.shape
+    side = math.isqrt(n)
+    if side * side != n:
+        raise ValueError(f"{spec.name}: {n} tokens do not form a square grid")
+    return tokens.reshape(b, c, side, side)
 
 
 def fourier_curve(x: torch.Tensor) -> torch.Tensor:

@@ -1,14 +1,15 @@
 """Model registry in timm's manner: `register_model(ModelSpec(...))`, `list_models()`, `create_model()`.
 
 A spec says how to build the architecture, how to split it into measured blocks (blocks.py),
-which attention it has, how to preprocess an image for it and what its classes are.
+which attention it has, how to preprocess an image for it and what its classes are. Any other timm
+model of a supported family (timm_blocks.py) gets its spec on the fly, labelled with its timm name.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import lru_cache, partial
 from pathlib import Path
-from typing import Callable, Literal
+from typing import Callable
 
 import torch
 from PIL import Image
@@ -16,6 +17,7 @@ from torch import nn
 
 from . import blocks as B
 from .errors import CheckpointError, UnknownModelError, WeightsUnavailableError
+from .timm_blocks import FAMILIES, AttentionKind, supported_families, timm_split
 from .weights import load_state_dict_strict, read_state_dict, timm_pretrained
 
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
@@ -26,6 +28,17 @@ Transform = Callable[[Image.Image], torch.Tensor]
 def imagenet_labels() -> tuple[str, ...]:
     """The 1,000 ImageNet-1k class names, bundled in assets/imagenet_classes.txt."""
     return tuple((ASSETS / "imagenet_classes.txt").read_text().splitlines())
+
+
+@lru_cache(maxsize=None)
+def subset_labels(subset: str | None, count: int) -> tuple[str, ...]:
+    """Class names of an ImageNet subset timm knows (first synonym each), else 'class 0', 'class 1', ..."""
+    from timm.data import ImageNetInfo
+
+    if subset is None:
+        return tuple(f"class {i}" for i in range(count))
+    info = ImageNetInfo(subset)
+    return tuple(info.index_to_description(i).split(",")[0] for i in range(count))
 
 
 def timm_transform(model: nn.Module) -> Transform:
@@ -44,7 +57,7 @@ class ModelSpec:
     family: str
     build: Callable[..., nn.Module]
     blocks: Callable[[nn.Module], list[B.BlockSpec]]
-    attention: Literal["global", "window"] | None = None
+    attention: AttentionKind | None = None
     dataset: str = "imagenet"
     labels: Callable[[], tuple[str, ...]] = imagenet_labels
     transform: Callable[[nn.Module], Transform] = timm_transform
@@ -81,14 +94,39 @@ def register_model(spec: ModelSpec) -> ModelSpec:
 
 
 def list_models() -> list[str]:
+    """The registered (curated) models; `get_spec` also takes any timm model of `supported_families()`."""
     return list(_REGISTRY)
 
 
 def get_spec(name: str) -> ModelSpec:
+    """A registered model's spec, else one made on the fly for a timm model of a supported family."""
+    return _REGISTRY.get(name) or _timm_model_spec(name)
+
+
+@lru_cache(maxsize=256)
+def _timm_model_spec(name: str) -> ModelSpec:
+    """The spec of any timm model of a supported family, read from the model built on the meta device
+    (no memory, no weights): its class gives the family, block split and attention."""
+    import timm
+    from timm.data import infer_imagenet_subset
+
+    if not timm.is_model(name):
+        raise UnknownModelError(
+            f"unknown model '{name}': neither a registered model ({', '.join(_REGISTRY)}) nor a timm model; "
+            f"any timm model of the supported families works: {'; '.join(supported_families())}"
+        )
+    model = timm.create_model(name, pretrained=False, device="meta")
     try:
-        return _REGISTRY[name]
-    except KeyError:
-        raise UnknownModelError(f"unknown model '{name}'; known models: {', '.join(_REGISTRY)}") from None
+        family, split, attention = timm_split(model)
+    except UnknownModelError as exc:
+        raise UnknownModelError(f"timm model '{name}': {exc}") from None
+    if not model.num_classes:
+        raise UnknownModelError(f"timm model '{name}' has no classifier head; take a variant fine-tuned to classify")
+    labels = imagenet_labels
+    if model.num_classes != 1000:
+        labels = partial(subset_labels, infer_imagenet_subset(model), model.num_classes)
+    trained = model.pretrained_cfg.get("hf_hub_id") or name
+    return _timm_spec(name, name, family, split, attention, labels, trained)
 
 
 def resolve_device(device: str | torch.device = "auto") -> torch.device:
@@ -101,7 +139,8 @@ def resolve_device(device: str | torch.device = "auto") -> torch.device:
 def create_model(
     name: str, weights: str = "pretrained", seed: int = 0, device: str | torch.device = "auto", **options
 ) -> LoadedModel:
-    """Build a registered model with `weights`: 'pretrained', 'random' (seeded) or a checkpoint path.
+    """Build a model (registered, or any timm model of a supported family) with `weights`: 'pretrained',
+    'random' (seeded) or a checkpoint path.
 
     `options` go to the spec's `build` (for example an AlterNet's MSA placement).
     """
@@ -140,12 +179,11 @@ def _from_checkpoint(spec: ModelSpec, path: str, seed: int, options: dict) -> tu
     return rebuilt, f"{meta.summary()} ({Path(path).name})"
 
 
-def _timm_spec(name: str, label: str, family: str, split, attention=None) -> ModelSpec:
+def _timm_spec(name: str, label: str, family: str, split, attention=None, labels=imagenet_labels,
+               trained: str = "timm, ImageNet-1k") -> ModelSpec:
     import timm
 
-    # timm zero-initialises each ResNet block's last BN, which makes random-weight blocks identities;
-    # random weights here are for seeing the measurements work, so every branch gets a random init.
-    options = {"zero_init_last": False} if family == "resnet" else {}
+    options = FAMILIES[family].random_options  # every branch randomly initialised (timm_blocks.Family)
     return ModelSpec(
         name=name,
         label=label,
@@ -153,7 +191,8 @@ def _timm_spec(name: str, label: str, family: str, split, attention=None) -> Mod
         build=lambda: timm.create_model(name, pretrained=False, **options),
         blocks=split,
         attention=attention,
-        pretrained=lambda: (timm_pretrained(name), "pretrained (timm, ImageNet-1k)"),
+        labels=labels,
+        pretrained=lambda: (timm_pretrained(name), f"pretrained ({trained})"),
     )
 
 

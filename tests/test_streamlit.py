@@ -11,6 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from app.streamlit_resources import service
 from tests.conftest import ROOT, free_port, wait_until_up
+from tests.test_dataset_app import write_photos_zip
 
 SCRIPT = str(ROOT / "app" / "streamlit_app.py")
 TIMEOUT_S = 300
@@ -111,6 +112,22 @@ def test_streamlit_server_in_the_browser(page, streamlit_url: str, sample_photo:
     page.set_viewport_size({"width": 1440, "height": 4200})  # Streamlit scrolls inside its own container
     page.wait_for_timeout(1500)
     page.screenshot(path=str(output_dir / "streamlit.png"), full_page=True)
+
+
+def test_dataset_curves_of_a_zip_in_the_browser(page, streamlit_url: str, tmp_path: Path, output_dir: Path):
+    archive = write_photos_zip(tmp_path / "photos.zip")
+    page.goto(streamlit_url)
+    page.get_by_role("button", name="Analyze").wait_for(timeout=TIMEOUT_S * 1000)
+    page.get_by_text("Dataset curves: Figs 2a, 8 and 9 over a ZIP of images").click()
+    page.locator("[data-testid=stExpander] input[type=file]").set_input_files(str(archive))
+    page.get_by_text("photos.zip").first.wait_for(timeout=30_000)
+    page.get_by_role("button", name="Measure the ZIP").click()
+    page.get_by_text("Averaged over the ZIP").wait_for(timeout=TIMEOUT_S * 1000)
+    expander = page.locator("[data-testid=stExpander]").filter(has_text="Averaged over the ZIP")
+    assert "ResNet-50 · 5 images, 1 unreadable skipped" in expander.inner_text()
+    page.wait_for_function("() => document.querySelectorAll('[data-testid=stExpander] .js-plotly-plot').length >= 4",
+                           timeout=TIMEOUT_S * 1000)
+    expander.screenshot(path=str(output_dir / "streamlit-dataset.png"))
 
 
 def test_figure_export_gives_a_titled_png_for_download():

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextvars
 import functools
+import os
 import re
 import threading
 import zipfile
@@ -31,6 +32,7 @@ DEFAULT_MODELS = ("resnet50", "vit_small_patch16_224")
 MAX_MODELS = 4
 MAX_DATASET_IMAGES = 500  # per ZIP in the app; `python -m engine curves` has no limit
 MAX_DATASET_BYTES = 50 * 2**20
+MAX_PARAMETERS = int(os.environ.get("VIT_EXPLORER_MAX_PARAMS", 350_000_000))  # ViT-L/16 has 304 M
 MAX_CACHED = 10  # loaded models kept; the least recently used goes first
 AUTO = "auto"  # pretrained online; offline, bundled checkpoints where they exist, else random
 WEIGHT_MODES = (AUTO, "pretrained", "random")
@@ -152,6 +154,10 @@ class Service:
         """The model built with `options` (an AlterNet's `msa`, ...), loaded once and cached."""
         key = (name, weights, tuple(sorted(options.items())))
         if key not in self._models:
+            parameters = engine.get_spec(name).parameters
+            if parameters > MAX_PARAMETERS:
+                raise ValueError(f"{name} has {parameters / 1e6:.0f} M parameters; this server loads models of up to "
+                                 f"{MAX_PARAMETERS / 1e6:.0f} M (VIT_EXPLORER_MAX_PARAMS; the CLI has no limit)")
             self._models[key] = engine.create_model(name, weights, self.seed, self.device, **options)
             while len(self._models) > MAX_CACHED:
                 self._evicted_passes += self._models.popitem(last=False)[1].forward_passes

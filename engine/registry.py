@@ -6,7 +6,7 @@ model of a supported family (timm_blocks.py) gets its spec on the fly, labelled 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache, partial
 from pathlib import Path
 from typing import Callable
@@ -63,6 +63,7 @@ class ModelSpec:
     transform: Callable[[nn.Module], Transform] = timm_transform
     pretrained: Callable[..., tuple[nn.Module, str]] | None = None
     tags: tuple[str, ...] = field(default_factory=tuple)
+    parameters: int = 0  # known without building for any-timm specs (read on the meta device); 0: not counted
 
 
 @dataclass
@@ -126,7 +127,8 @@ def _timm_model_spec(name: str) -> ModelSpec:
     if model.num_classes != 1000:
         labels = partial(subset_labels, infer_imagenet_subset(model), model.num_classes)
     trained = model.pretrained_cfg.get("hf_hub_id") or name
-    return _timm_spec(name, name, family, split, attention, labels, trained)
+    spec = _timm_spec(name, name, family, split, attention, labels, trained)
+    return replace(spec, parameters=sum(p.numel() for p in model.parameters()))
 
 
 def resolve_device(device: str | torch.device = "auto") -> torch.device:

@@ -204,6 +204,8 @@ def test_the_app_server_takes_a_typed_timm_name(server_url, sample_photo):
     assert {"conv", "pool", "msa", "mlp"} <= {b["kind"] for b in model["blocks"]}
     with pytest.raises(AppError, match="MobileNetV3 is in none of the supported families"):
         client.predict(handle_file(str(sample_photo)), ["mobilenetv3_small_100"], "random", api_name="/analyze")
+    with pytest.raises(AppError, match="eva_giant_patch14_224 has 1013 M parameters; this server loads models of up to 350 M"):
+        client.predict(handle_file(str(sample_photo)), ["eva_giant_patch14_224"], "random", api_name="/analyze")
     outputs = client.predict(handle_file(str(sample_photo)), [], "random", "inferno", 0.6, True, "convnext_atto",
                              api_name="/run")
     assert "Analyzed 1 model" in outputs[0]

@@ -78,19 +78,21 @@ class _BlockMeter:
         self._pending = {}
 
     def results(self) -> list[BlockResult]:
-        last = max(len(self.specs) - 1, 1)
-        return [
-            BlockResult(
-                index=i,
-                name=spec.name,
-                kind=spec.kind,
-                shape=self.shapes[i],
-                normalized_depth=i / last,
-                variance=float(torch.stack(self.variances[i]).mean()),
-                fourier=torch.stack(self.curves[i]).mean(dim=0).tolist(),
-            )
-            for i, spec in enumerate(self.specs)
-        ]
+        """Each block's per-batch values averaged over the batches."""
+        variances = [float(torch.stack(v).mean()) for v in self.variances]
+        return block_results(self.specs, self.shapes, variances, [torch.stack(c).mean(dim=0).tolist() for c in self.curves])
+
+
+def block_results(
+    specs: list[BlockSpec], shapes: list[tuple[int, ...]], variances: list[float], curves: list[list[float]]
+) -> list[BlockResult]:
+    """BlockResults of every block from its measured values, with normalized depth i / (L - 1)."""
+    last = max(len(specs) - 1, 1)
+    return [
+        BlockResult(index=i, name=spec.name, kind=spec.kind, shape=shapes[i], normalized_depth=i / last,
+                    variance=variances[i], fourier=curves[i])
+        for i, spec in enumerate(specs)
+    ]
 
 
 def _normalization(transform) -> tuple[torch.Tensor, torch.Tensor]:

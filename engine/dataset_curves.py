@@ -24,7 +24,7 @@ import torch.distributed as dist
 from PIL import Image
 from torch.utils.data import DataLoader, Dataset, DistributedSampler
 
-from .analysis import watch_latents
+from .analysis import block_results, watch_latents
 from .blocks import BlockSpec
 from .errors import ImageError
 from .measure import fourier_curve, to_bchw, variance
@@ -237,19 +237,9 @@ class _BatchSums:
         if not kept.any():
             raise ImageError("no image could be read")
         counts = self.counts[kept]
-        last = max(len(self.specs) - 1, 1)
-        return [
-            BlockResult(
-                index=i,
-                name=spec.name,
-                kind=spec.kind,
-                shape=self.shapes[i],
-                normalized_depth=i / last,
-                variance=float((self.variances[i][kept] / counts).mean()),
-                fourier=(self.curves[i][kept] / counts[:, None]).mean(dim=0).tolist(),
-            )
-            for i, spec in enumerate(self.specs)
-        ]
+        variances = [float((v[kept] / counts).mean()) for v in self.variances]
+        curves = [(c[kept] / counts[:, None]).mean(dim=0).tolist() for c in self.curves]
+        return block_results(self.specs, self.shapes, variances, curves)
 
 
 def _process_group() -> tuple[int, int]:
@@ -265,7 +255,9 @@ def _process_group() -> tuple[int, int]:
 
 
 def is_main_process() -> bool:
-    return not (dist.is_available() and dist.is_initialized()) or dist.get_rank() == 0
+    """Rank 0 of torchrun's processes (its RANK variable, so also before and after the process group), or
+    a process not launched by it."""
+    return int(os.environ.get("RANK", "0")) == 0
 
 
 def finish_process_group() -> None:

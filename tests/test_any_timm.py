@@ -25,6 +25,7 @@ from engine.gradcam import cam_block
 from engine.registry import LoadedModel, ModelSpec, timm_transform
 from engine.timm_blocks import timm_split
 from tests.conftest import ROOT
+from tests.test_cli_and_weights import check_lesion
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -149,19 +150,7 @@ def test_unsupported_models_are_refused_naming_the_supported_families(name, mess
 @pytest.mark.parametrize("name", ["mobilevitv2_050", "maxvit_pico_rw_256"])
 def test_lesion_switches_off_a_new_familys_msa_unit(photos, name):
     model = engine.create_model(name, "random", seed=2, device="cpu")
-    unit = [s.kind for s in model.spec.blocks(model.module)].index("msa")
-    analyzer = engine.Analyzer(model)
-    x = analyzer.preprocess(photos[:1])
-    with torch.inference_mode():
-        before = model.module(x)
-        with engine.Lesion(model, [unit]):
-            lesioned = model.module(x)
-            curves = analyzer.analyze(photos[:1])
-        after = model.module(x)
-    assert not torch.equal(before, lesioned) and torch.equal(before, after)
-    plain = analyzer.analyze(photos[:1])
-    assert curves.blocks[unit].variance != plain.blocks[unit].variance
-    np.testing.assert_array_equal(curves.blocks[unit - 1].fourier, plain.blocks[unit - 1].fourier)
+    check_lesion(model, [s.kind for s in model.spec.blocks(model.module)].index("msa"), photos)
 
 
 def test_gradcam_is_captums_on_a_cnn(photos):

@@ -17,7 +17,7 @@ from torch import nn
 
 from . import blocks as B
 from .errors import CheckpointError, UnknownModelError, WeightsUnavailableError
-from .timm_blocks import FAMILIES, AttentionKind, supported_families, timm_split
+from .timm_blocks import FAMILIES, AttentionKind, full_branches, supported_families, timm_split
 from .weights import load_state_dict_strict, read_state_dict, timm_pretrained
 
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
@@ -190,7 +190,7 @@ def _timm_spec(name: str, label: str, family: str, split, attention=None, labels
         name=name,
         label=label,
         family=family,
-        build=lambda: timm.create_model(name, pretrained=False, **options),
+        build=lambda: full_branches(timm.create_model(name, pretrained=False, **options)),
         blocks=split,
         attention=attention,
         labels=labels,

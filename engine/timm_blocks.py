@@ -59,6 +59,7 @@ from timm.models.pit import PoolingVisionTransformer
 from timm.models.resnet import ResNet
 from timm.models.swin_transformer import SwinTransformer
 from timm.models.vision_transformer import VisionTransformer
+import torch
 from torch import nn
 
 from . import blocks as B
@@ -237,6 +238,20 @@ FAMILIES: dict[str, Family] = {
         "MobileViT and other ByobNets", (ByobNet,), byobnet_blocks, random_options={"zero_init_last": False}
     ),
 }
+
+
+LAYER_SCALES = ("gamma", "gamma_1", "gamma_2")  # timm's LayerScale, ConvNeXt and BEiT layer scales
+
+
+def full_branches(model: nn.Module) -> nn.Module:
+    """A random build with every layer scale still at its constant init (1e-6 in ConvNeXt and DeiT-III,
+    0.1 in BEiT) set to 1, so that random residual branches change the feature maps, as a random
+    ResNet's do with zero_init_last=False. Trained weights replace these values."""
+    with torch.no_grad():
+        for name, parameter in model.named_parameters():
+            if name.rsplit(".", 1)[-1] in LAYER_SCALES and bool((parameter == parameter.flatten()[0]).all()):
+                parameter.fill_(1.0)
+    return model
 
 
 def supported_families() -> list[str]:

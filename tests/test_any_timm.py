@@ -212,3 +212,20 @@ def test_streamlit_takes_a_typed_timm_name(monkeypatch, tmp_path):
     at.text_input(key="typed_models").set_value("convnext_atto")
     at.button(key="analyze").click().run()
     assert not at.error and [run.result.name for run in at.session_state["runs"]] == ["convnext_atto"]
+
+
+def test_random_layer_scales_let_every_branch_change_the_feature_maps(photos):
+    """ConvNeXt's layer scales start at 1e-6: without full_branches each random block passes its input on
+    almost unchanged; with them the blocks change the feature-map variance by about as much as timm's
+    small random init allows."""
+    def variance_changes(model: LoadedModel) -> list[float]:
+        blocks = engine.Analyzer(model).analyze(photos[:1]).blocks
+        return [abs(b.variance / a.variance - 1) for a, b in zip(blocks, blocks[1:]) if b.kind == "conv"]
+
+    model = engine.create_model("convnext_atto", "random", device="cpu")
+    assert all(bool((p == 1).all()) for n, p in model.module.named_parameters() if n.endswith(".gamma"))
+    with_scales = variance_changes(model)
+    torch.manual_seed(0)
+    plain = LoadedModel(model.spec, timm.create_model("convnext_atto").eval(), "random", model.device, model.transform)
+    without = variance_changes(plain)
+    assert float(np.median(without)) < 1e-5 < 1e-3 < float(np.median(with_scales)), (without, with_scales)

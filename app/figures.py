@@ -75,7 +75,10 @@ def fourier_spectrum(result: ModelResult) -> go.Figure:
         hoverinfo="skip",
         showlegend=False,
     )
-    layout(fig, f"Fig 2a · {model_name(result)}", "Frequency", "Δ Log amplitude", x_range=(0, 1))
+    title = f"Fig 2a · {model_name(result)}"
+    if result.random_weights and len(title) > 38:  # a long timm name: the weights on a line of their own
+        title = f"Fig 2a · {result.label}<br>(random weights)"
+    layout(fig, title, "Frequency", "Δ Log amplitude", x_range=(0, 1))
     fig.update_xaxes(tickvals=np.linspace(0, 1, 6), ticktext=[f"{v:.1f}π" for v in np.linspace(0, 1, 6)])
     return fig
 

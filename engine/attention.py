@@ -1,7 +1,8 @@
 """Attention read out during the one forward pass (MEASUREMENTS.md section 6).
 
-The attention matrix softmax(q k^T / sqrt(d) [+ bias + mask]) is recomputed inside hooks from the
-layer's own q and k, since timm's fused attention does not return it. Global attention (ViT, DeiT,
+The attention matrix softmax(q k^T / sqrt(d) [+ bias + mask]) is the layer's own: while recording,
+each timm attention layer runs its explicit path instead of the fused kernel (which never forms the
+matrix), and a hook on its attn_drop (an identity in eval) reads the softmax. Global attention (ViT, DeiT,
 PiT) gives CLS-to-patch maps, attention rollout and mean attention distance; windowed attention
 (Swin) gives, per head, the mean attention each position receives within its window, mapped back
 onto the image, and the mean distance within windows.
@@ -48,7 +49,8 @@ class AttentionRecorder:
         self.input_size = input_size
         self.layers: list[_Layer] = []
         self._handles: list[torch.utils.hooks.RemovableHandle] = []
-        self._mixed: list[torch.Tensor] = []  # this batch's head-averaged, renormalized attention per layer
+        self._fused: list[tuple[nn.Module, bool]] = []  # attention modules switched to their explicit path
+        self._mixed: list[torch.Tensor] = []  # this batch's head-averaged attention per layer
         self._rollouts: list[torch.Tensor] = []
         self._units = [(i, s) for i, s in enumerate(specs) if s.kind == "msa"]
 
@@ -67,31 +69,35 @@ class AttentionRecorder:
         for handle in self._handles:
             handle.remove()
         self._handles.clear()
+        for attn, fused in self._fused:
+            attn.fused_attn = fused
+        self._fused.clear()
 
     def start_batch(self) -> None:
         self._mixed = []
 
     def end_batch(self) -> None:
-        """Attention rollout's CLS row, e_0 A_L ... A_1, as a chain of vector-matrix products."""
+        """Attention rollout's CLS row, e_0 A_L ... A_1 with A = (head mean + I) / 2 (each softmax row sums
+        to 1, so rows of head mean + I sum to 2), as a chain of vector-matrix products."""
         if self._mixed and len({m.shape[-1] for m in self._mixed}) == 1:
-            row = self._mixed[-1][:, :1]
+            row = self._mixed[-1][:, :1].clone()
+            row[..., 0] += 1
             for mixed in reversed(self._mixed[:-1]):
-                row = row @ mixed
-            self._rollouts.append(row[:, 0].cpu())
+                row = row / 2
+                row = row @ mixed + row
+            self._rollouts.append((row[:, 0] / 2).cpu())
         self._mixed = []
 
     def _attach_global(self, attn: nn.Module, layer: _Layer, prefix: int) -> None:
-        captured: dict[str, torch.Tensor] = {}
+        self._unfuse(attn)
+        self._handles.append(attn.attn_drop.register_forward_hook(
+            lambda module, args, probs: self._record_global(probs.float(), layer, prefix)))
 
-        def keep_q(module: nn.Module, args: tuple, q: torch.Tensor) -> None:
-            captured["q"] = q
-
-        def on_k(module: nn.Module, args: tuple, k: torch.Tensor) -> None:
-            q = captured.pop("q")
-            probs = ((q.float() * attn.scale) @ k.float().transpose(-2, -1)).softmax(dim=-1)
-            self._record_global(probs, layer, prefix)
-
-        self._handles += [attn.q_norm.register_forward_hook(keep_q), attn.k_norm.register_forward_hook(on_k)]
+    def _unfuse(self, attn: nn.Module) -> None:
+        """Run `attn` on timm's explicit path (q k^T, softmax, attn_drop), where its softmax can be read,
+        instead of the fused kernel that never forms it; `detach` restores the fused one."""
+        self._fused.append((attn, attn.fused_attn))
+        attn.fused_attn = False
 
     def _record_global(self, probs: torch.Tensor, layer: _Layer, prefix: int) -> None:
         b, heads, n, _ = probs.shape
@@ -100,35 +106,21 @@ class AttentionRecorder:
         patches = probs[:, :, prefix:, prefix:]
         distances = grid_distances(side, side, self.input_size / side, probs.device)
         layer.distances.append(mean_distance(patches, distances).cpu())
-        mixed = probs.mean(dim=1) + torch.eye(n, device=probs.device)
-        self._mixed.append(mixed / mixed.sum(dim=-1, keepdim=True))
+        self._mixed.append(probs.mean(dim=1))  # head mean; rollout adds I and halves in end_batch
 
     def _attach_window(self, block: nn.Module, layer: _Layer) -> None:
-        attn = block.attn
-        captured: dict[str, object] = {}
+        captured: dict[str, tuple[int, int]] = {}
 
         def keep_shape(module: nn.Module, args: tuple) -> None:
-            captured["hw"] = args[0].shape[1:3]
+            captured["hw"] = tuple(args[0].shape[1:3])
 
-        def keep_qkv(module: nn.Module, args: tuple, qkv: torch.Tensor) -> None:
-            captured["qkv"] = qkv
+        def on_probs(module: nn.Module, args: tuple, probs: torch.Tensor) -> None:
+            self._record_window(probs.float(), layer, block, captured["hw"])
 
-        def on_attn(module: nn.Module, args: tuple, kwargs: dict, output: torch.Tensor) -> None:
-            mask = kwargs.get("mask", args[1] if len(args) > 1 else None)
-            qkv = captured.pop("qkv")
-            windows, n, _ = qkv.shape
-            q, k, _ = qkv.float().reshape(windows, n, 3, module.num_heads, -1).permute(2, 0, 3, 1, 4).unbind(0)
-            logits = (q * module.scale) @ k.transpose(-2, -1) + module._get_rel_pos_bias()
-            if mask is not None:
-                num_win = mask.shape[0]
-                logits = logits.view(-1, num_win, module.num_heads, n, n) + mask[None, :, None]
-                logits = logits.view(-1, module.num_heads, n, n)
-            self._record_window(logits.softmax(dim=-1), layer, block, captured["hw"])
-
+        self._unfuse(block.attn)
         self._handles += [
             block.register_forward_pre_hook(keep_shape),
-            attn.qkv.register_forward_hook(keep_qkv),
-            attn.register_forward_hook(on_attn, with_kwargs=True),
+            block.attn.attn_drop.register_forward_hook(on_probs),
         ]
 
     def _attach_probs(self, block: nn.Module, layer: _Layer) -> None:

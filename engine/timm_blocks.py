@@ -24,8 +24,9 @@ pool (the whole block, as ResNet's first block of a stage).
   map over the patch grid, the grid the attention runs on), then its output (fold, 1x1 projection,
   fusion conv) as a conv unit that cannot be switched off.
 
-Attention maps are recorded where AttentionRecorder applies: ViT/DeiT/EVA with a class token and
-plain attention (no rotary embeddings), PiT (global) and Swin (window); the others get Grad-CAM.
+Attention maps are recorded where AttentionRecorder applies: ViT/DeiT/EVA/BEiT with a class token and
+timm's attention layers (their softmax read on the explicit path), PiT (global) and Swin (window);
+the others get Grad-CAM.
 """
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Literal, NamedTuple
 
 from timm.layers import Attention
-from timm.models.beit import Beit
+from timm.models.beit import Attention as BeitAttention, Beit
 from timm.models.byobnet import (
     BasicBlock,
     BottleneckBlock,
@@ -201,11 +202,12 @@ def _no_attention(model: nn.Module) -> None:
     return None
 
 
-def _global_where_plain(model: nn.Module) -> AttentionKind | None:
-    """'global' where AttentionRecorder's q/k hooks see the attention softmax(q k^T scale): a class token
-    to read maps from, and timm's plain Attention, or EVA's without rotary embeddings, in every block."""
-    plain = all(type(block.attn) in (Attention, EvaAttention) for block in model.blocks)
-    return "global" if plain and model.cls_token is not None and getattr(model, "rope", None) is None else None
+def _global_where_readable(model: nn.Module) -> AttentionKind | None:
+    """'global' where AttentionRecorder can read each block's softmax from its attn_drop on timm's explicit
+    path (timm's Attention, EVA's with or without rotary embeddings, BEiT's with its relative position
+    bias) and there is a class token to read maps from."""
+    readable = all(type(block.attn) in (Attention, EvaAttention, BeitAttention) for block in model.blocks)
+    return "global" if readable and getattr(model, "cls_token", None) is not None else None
 
 
 @dataclass(frozen=True)
@@ -226,9 +228,9 @@ class Family:
 
 
 FAMILIES: dict[str, Family] = {
-    "vit": Family("ViT / DeiT", (VisionTransformer,), vit_blocks, _global_where_plain),
-    "beit": Family("BEiT", (Beit,), beit_blocks),
-    "eva": Family("EVA", (Eva,), vit_blocks, _global_where_plain),
+    "vit": Family("ViT / DeiT", (VisionTransformer,), vit_blocks, _global_where_readable),
+    "beit": Family("BEiT", (Beit,), beit_blocks, _global_where_readable),
+    "eva": Family("EVA", (Eva,), vit_blocks, _global_where_readable),
     "resnet": Family("ResNet / ResNeXt", (ResNet,), resnet_blocks, random_options={"zero_init_last": False}),
     "convnext": Family("ConvNeXt", (ConvNeXt,), convnext_blocks),
     "swin": Family("Swin", (SwinTransformer,), B.swin_blocks, lambda model: "window"),

@@ -22,7 +22,7 @@ from timm.models.swin_transformer import WindowAttention
 import engine
 from app.service import Service, picked_models
 from engine.gradcam import cam_block
-from engine.registry import LoadedModel, ModelSpec, timm_transform
+from engine.registry import LoadedModel
 from engine.timm_blocks import timm_split
 from tests.conftest import ROOT
 from tests.test_cli_and_weights import check_lesion
@@ -40,8 +40,8 @@ def attention_modules(module: torch.nn.Module) -> int:
 
 @pytest.mark.parametrize("name, family, attention", [
     ("deit_tiny_distilled_patch16_224", "vit", "global"),  # class and distillation tokens
-    ("beit_base_patch16_224", "beit", None),
-    ("eva02_tiny_patch14_336", "eva", None),  # rotary embeddings: Grad-CAM instead
+    ("beit_base_patch16_224", "beit", "global"),  # relative position bias
+    ("eva02_tiny_patch14_336", "eva", "global"),  # rotary embeddings
     ("resnet18", "resnet", None),
     ("convnext_atto", "convnext", None),
     ("swin_s3_tiny_224", "swin", "window"),
@@ -107,21 +107,15 @@ def softmax_maps(model: LoadedModel, x: torch.Tensor, prefix: int) -> list[torch
     return [p[0, :, 0, prefix:].reshape(-1, side, side) for p in probs]
 
 
-def eva_without_rope() -> LoadedModel:
-    """EVA as EVA-01 is built (no rotary embeddings), at EVA-02-Ti's size: the recorder applies."""
-    torch.manual_seed(0)
-    module = timm.create_model("eva02_tiny_patch14_336", use_rot_pos_emb=False).eval()
-    family, split, attention = timm_split(module)
-    spec = ModelSpec("eva_no_rope", "EVA without RoPE", family, lambda: module, split, attention)
-    return LoadedModel(spec, module, "random", torch.device("cpu"), timm_transform(module))
-
-
-@pytest.mark.parametrize("load", [
-    lambda: engine.create_model("deit_tiny_distilled_patch16_224", "random", seed=1, device="cpu"),
-    eva_without_rope,
+@pytest.mark.parametrize("name", [
+    "deit_tiny_distilled_patch16_224",  # two prefix tokens
+    "eva02_tiny_patch14_336",  # rotary embeddings
+    "beit_base_patch16_224",  # relative position bias
 ])
-def test_recorded_attention_is_the_models_softmax(photos, load):
-    model = load()
+def test_recorded_attention_is_the_models_softmax(photos, name):
+    """The maps read from each block's own softmax, for each family's prefix tokens and grid (the recording
+    itself is checked against an explicit q k^T softmax in test_engine_reference)."""
+    model = engine.create_model(name, "random", seed=1, device="cpu")
     assert model.spec.attention == "global"
     analyzer = engine.Analyzer(model)
     result = analyzer.analyze(photos[:1])

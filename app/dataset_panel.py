@@ -22,7 +22,8 @@ def build(service: Service, models: gr.CheckboxGroup, typed: gr.Textbox, weights
         if not archive:
             raise gr.Error("Upload a ZIP of images first.")
         try:
-            results = service.dataset_curves(archive, picked_models(names, typed_names), service.network_weights(mode), report=lambda f, message: progress(f, desc=message))
+            results = service.dataset_curves(archive, picked_models(names, typed_names), service.network_weights(mode),
+                                             report=lambda f, message: progress(f, desc=message))
         except (EngineError, ValueError) as exc:
             raise gr.Error(str(exc), duration=None) from None
         summary = "; ".join(r.label for r in results)

@@ -15,7 +15,7 @@ from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, Iterator, TypeVar
 
 import numpy as np
 from PIL import Image
@@ -43,6 +43,7 @@ MODEL_THREAD = "models"
 Report = Callable[[float, str], None]
 Options = tuple[tuple[str, object], ...]
 Method = TypeVar("Method", bound=Callable[..., Any])
+Loading = tuple[int, engine.LoadedModel, str]  # position, loaded model, weights mode
 
 
 def picked_models(checked: list[str], typed: str | None) -> list[str]:
@@ -185,22 +186,31 @@ class Service:
 
         Raises engine errors (ImageError, UnknownModelError, WeightsUnavailableError) unchanged.
         """
+        report = report or (lambda fraction, message: None)
+        models = self._each_model(names, weights, report)
+        picture = engine.load_image(image)
+        runs = []
+        for i, loaded, mode in models:
+            report((i + 0.5) / len(names), f"Running {loaded.spec.label}")
+            runs.append(self._run(loaded, picture, mode))
+        report(1.0, "Done")
+        return runs
+
+    def _each_model(self, names: list[str], weights: str | None, report: Report) -> Iterator[Loading]:
+        """(position, loaded model, weights mode) of each of 1 to MAX_MODELS models, loaded once; the count is
+        checked at the call."""
         if not names:
             raise ValueError("pick at least one model")
         if len(names) > MAX_MODELS:
             raise ValueError(f"pick at most {MAX_MODELS} models (got {len(names)})")
-        picture = engine.load_image(image)
-        report = report or (lambda fraction, message: None)
-        runs = []
+        return self._loading(names, weights, report)
+
+    def _loading(self, names: list[str], weights: str | None, report: Report) -> Iterator[Loading]:
         for i, name in enumerate(names):
-            label, mode = engine.get_spec(name).label, self.weights_for(name, weights)
+            mode = self.weights_for(name, weights)
             if not self.is_loaded(name, mode):
-                report(i / len(names), f"Loading {label} ({mode} weights), first use only")
-            loaded = self.load(name, mode)
-            report((i + 0.5) / len(names), f"Running {label}")
-            runs.append(self._run(loaded, picture, mode))
-        report(1.0, "Done")
-        return runs
+                report(i / len(names), f"Loading {engine.get_spec(name).label} ({mode} weights), first use only")
+            yield i, self.load(name, mode), mode
 
     @on_model_thread
     def lesioned(self, run: ModelRun, indices: list[int]) -> ModelRun:
@@ -235,10 +245,8 @@ class Service:
         Raises ValueError for a file that is not a ZIP, too large, or with too many images.
         """
         archive = Path(archive)
-        if not names:
-            raise ValueError("pick at least one model")
-        if len(names) > MAX_MODELS:
-            raise ValueError(f"pick at most {MAX_MODELS} models (got {len(names)})")
+        report = report or (lambda fraction, message: None)
+        models = self._each_model(names, weights, report)
         if not zipfile.is_zipfile(archive):
             raise ValueError(f"{archive.name} is not a ZIP file; pack the images into one (zip -r images.zip DIR)")
         if archive.stat().st_size > MAX_DATASET_BYTES:
@@ -248,12 +256,9 @@ class Service:
         if count > MAX_DATASET_IMAGES:
             raise ValueError(f"{archive.name} holds {count} images; the app measures at most {MAX_DATASET_IMAGES} "
                              "(python -m engine curves --data takes any number)")
-        report = report or (lambda fraction, message: None)
         results = []
-        for i, name in enumerate(names):
-            label, mode = engine.get_spec(name).label, self.weights_for(name, weights)
-            report(i / len(names), f"Loading {label} ({mode} weights)")
-            loaded = self.load(name, mode)
+        for i, loaded, _ in models:
+            label = loaded.spec.label
 
             def progress(done: int, total: int, i=i, label=label) -> None:
                 report((i + done / total) / len(names), f"{label}: {done} of {total} images")

@@ -60,10 +60,11 @@ class AttentionRecorder:
             self.layers.append(layer)
             if self.kind == "global":
                 self._attach_global(spec.residual_parent.attn, layer, spec.prefix_tokens)
-            elif spec.residual_parent is None:  # a whole MSA block whose attention exposes its softmax
-                self._attach_probs(spec.module, layer)
-            else:
-                self._attach_window(spec.residual_parent, layer)
+            elif spec.residual_parent is None:  # AlterNet's MSA block: channels first, softmax at attn_probs
+                self._attach_window(spec.module, spec.module.attn.attn_probs, slice(2, 4), layer)
+            else:  # Swin: channels last, softmax at attn_drop on timm's explicit path
+                self._unfuse(spec.residual_parent.attn)
+                self._attach_window(spec.residual_parent, spec.residual_parent.attn.attn_drop, slice(1, 3), layer)
 
     def detach(self) -> None:
         for handle in self._handles:
@@ -108,35 +109,18 @@ class AttentionRecorder:
         layer.distances.append(mean_distance(patches, distances).cpu())
         self._mixed.append(probs.mean(dim=1))  # head mean; rollout adds I and halves in end_batch
 
-    def _attach_window(self, block: nn.Module, layer: _Layer) -> None:
+    def _attach_window(self, block: nn.Module, probs_at: nn.Module, hw_dims: slice, layer: _Layer) -> None:
+        """Windowed attention: the block's input grid size (at `hw_dims` of its input) and the softmax
+        seen as the output of `probs_at`."""
         captured: dict[str, tuple[int, int]] = {}
 
         def keep_shape(module: nn.Module, args: tuple) -> None:
-            captured["hw"] = tuple(args[0].shape[1:3])
+            captured["hw"] = tuple(args[0].shape[hw_dims])
 
         def on_probs(module: nn.Module, args: tuple, probs: torch.Tensor) -> None:
             self._record_window(probs.float(), layer, block, captured["hw"])
 
-        self._unfuse(block.attn)
-        self._handles += [
-            block.register_forward_pre_hook(keep_shape),
-            block.attn.attn_drop.register_forward_hook(on_probs),
-        ]
-
-    def _attach_probs(self, block: nn.Module, layer: _Layer) -> None:
-        """AlterNet's MSA blocks: channels-first input, softmax seen at `attn.attn_probs`."""
-        captured: dict[str, tuple[int, int]] = {}
-
-        def keep_shape(module: nn.Module, args: tuple) -> None:
-            captured["hw"] = tuple(args[0].shape[2:4])
-
-        def on_probs(module: nn.Module, args: tuple, probs: torch.Tensor) -> None:
-            self._record_window(probs.float(), layer, block, captured["hw"])
-
-        self._handles += [
-            block.register_forward_pre_hook(keep_shape),
-            block.attn.attn_probs.register_forward_hook(on_probs),
-        ]
+        self._handles += [block.register_forward_pre_hook(keep_shape), probs_at.register_forward_hook(on_probs)]
 
     def _record_window(self, probs: torch.Tensor, layer: _Layer, block: nn.Module, hw: tuple[int, int]) -> None:
         h, w = hw

@@ -7,18 +7,17 @@ import json
 import os
 import subprocess
 import sys
-import time
 from datetime import date
 from pathlib import Path
 
 from tqdm import tqdm
 
 from .analysis import analyze
+from .dataset_curves import DatasetCurves, DatasetResult, distributed_device, finish_process_group, is_main_process
 from .errors import EngineError
 from .findings import FIGURE_MEMBERS, FINDINGS, compute, headline, load_member, members
-from .dataset_curves import DatasetResult
 from .registry import create_model, list_models
-from .results import Analysis
+from .results import Analysis, BlockResult
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -66,17 +65,20 @@ def _finding_options(parser: argparse.ArgumentParser, default_pair: list[str]) -
     parser.add_argument("--json", type=Path, help="merge the results into this JSON file (the app's is assets/paper_figures.json)")
 
 
+def block_table(blocks: list[BlockResult]) -> list[str]:
+    """Each block's index, name, kind, depth, variance and high-frequency value, one line each."""
+    rows = [f"  {'#':>3} {'block':<28} {'kind':<6} {'depth':>6} {'variance':>12} {'high-freq Δlog amp':>19}"]
+    return rows + [f"  {b.index:>3} {b.name:<28} {b.kind:<6} {b.normalized_depth:>6.3f} {b.variance:>12.5g} "
+                   f"{b.high_freq:>19.4f}" for b in blocks]
+
+
 def summary(analysis: Analysis) -> str:
     lines = [f"device: {analysis.device}"]
     for model in analysis.models:
         lines.append(f"\n{model.label} ({model.name}), weights: {model.weights}, {model.images} image(s)")
         top = ", ".join(f"{p.label} {p.probability:.1%}" for p in model.predictions[0])
         lines.append(f"  top-5 (first image): {top}")
-        lines.append(f"  {'#':>3} {'block':<28} {'kind':<6} {'depth':>6} {'variance':>12} {'high-freq Δlog amp':>19}")
-        for b in model.blocks:
-            lines.append(
-                f"  {b.index:>3} {b.name:<28} {b.kind:<6} {b.normalized_depth:>6.3f} {b.variance:>12.5g} {b.high_freq:>19.4f}"
-            )
+        lines += block_table(model.blocks)
     return "\n".join(lines)
 
 
@@ -89,9 +91,7 @@ def curves_summary(result: DatasetResult) -> str:
     ]
     if result.skipped:
         lines.append(f"  skipped {len(result.skipped)} unreadable file(s): {', '.join(result.skipped[:5])}")
-    lines.append(f"  {'#':>3} {'block':<28} {'kind':<6} {'depth':>6} {'variance':>12} {'high-freq Δlog amp':>19}")
-    lines += [f"  {b.index:>3} {b.name:<28} {b.kind:<6} {b.normalized_depth:>6.3f} {b.variance:>12.5g} {b.high_freq:>19.4f}"
-              for b in model.blocks]
+    lines += block_table(model.blocks)
     return "\n".join(lines)
 
 
@@ -138,8 +138,6 @@ def run_findings(args: argparse.Namespace, argv: list[str]) -> int:
 
 def run_curves(args: argparse.Namespace) -> int:
     """Dataset curves for each model; under torchrun only rank 0 prints and writes."""
-    from .dataset_curves import DatasetCurves, distributed_device, finish_process_group, is_main_process
-
     results = []
     try:
         for name in args.model:

@@ -27,6 +27,7 @@ from torch.utils.data import DataLoader, Dataset, DistributedSampler
 from .analysis import block_results, watch_latents
 from .blocks import BlockSpec
 from .errors import ImageError
+from .images import load_image
 from .measure import fourier_curve, to_bchw, variance
 from .registry import LoadedModel, Transform
 from .results import BlockResult, ModelResult
@@ -68,21 +69,21 @@ class ImageStream(Dataset):
     def __len__(self) -> int:
         return len(self.names)
 
-    def _open(self, name: str) -> Image.Image:
+    def _load(self, name: str) -> Image.Image:
+        """The image as RGB through engine.images.load_image (size limits, EXIF, alpha on white)."""
         if self.source.is_dir():
-            return Image.open(self.source / name)
+            return load_image(self.source / name)
         if self._zip is None:
             self._zip = zipfile.ZipFile(self.source)
-        return Image.open(self._zip.open(name))
+        return load_image(self._zip.read(name))
 
     def __getitem__(self, index: int) -> tuple[torch.Tensor, bool]:
         try:
-            with self._open(self.names[index]) as picture:
-                x = self.transform(picture.convert("RGB"))
-            self._shape = x.shape
-            return x, True
-        except Exception:  # noqa: BLE001 - any unreadable file is skipped and named, never fatal
+            x = self.transform(self._load(self.names[index]))
+        except ImageError:  # an unreadable file is skipped and named, never fatal
             return torch.zeros(self._shape or self._probe_shape()), False
+        self._shape = x.shape
+        return x, True
 
     def _probe_shape(self) -> torch.Size:
         self._shape = self.transform(Image.new("RGB", (256, 256))).shape
@@ -116,7 +117,6 @@ class DatasetCurves:
                             pin_memory=self.model.device.type == "cuda")
         specs = self.model.spec.blocks(self.model.module)
         sums = _BatchSums(specs, len(loader), self.model.device)
-        unreadable: list[int] = []
         handles = watch_latents(specs, sums.add)
         position = 0  # this process's sample count so far; global index rank + world * position
         try:
@@ -124,9 +124,8 @@ class DatasetCurves:
                 for batch, (images, readable) in enumerate(loader):
                     index = rank + world * torch.arange(position, position + len(images))
                     position += len(images)
-                    keep = (index < len(stream)) & readable  # DistributedSampler pads with repeated images
-                    unreadable += index[(index < len(stream)) & ~readable].tolist()
-                    sums.start(batch, keep.to(self.model.device))
+                    real = index < len(stream)  # DistributedSampler pads with repeated images
+                    sums.start(batch, (real & readable).to(self.model.device), index[real & ~readable].tolist())
                     self.model.module(images.to(self.model.device, non_blocking=True))
                     self.model.forward_passes += 1
                     if progress:
@@ -134,8 +133,7 @@ class DatasetCurves:
         finally:
             for handle in handles:
                 handle.remove()
-        counts = sums.all_reduce(unreadable)
-        skipped = sorted(stream.names[i] for i in sums.unreadable)
+        counts = sums.all_reduce()
         return DatasetResult(
             model=ModelResult(
                 name=self.model.name,
@@ -151,7 +149,7 @@ class DatasetCurves:
             batches=int((counts > 0).sum()),
             batch_size=self.batch_size,
             processes=world,
-            skipped=skipped,
+            skipped=sorted(stream.names[i] for i in sums.unreadable),
             seconds=time.perf_counter() - started,
         )
 
@@ -201,9 +199,11 @@ class _BatchSums:
         self._batch = 0
         self._keep = torch.ones(0, device=device)
 
-    def start(self, batch: int, keep: torch.Tensor) -> None:
+    def start(self, batch: int, keep: torch.Tensor, unreadable: list[int]) -> None:
+        """Begin `batch`: its images to count (`keep`) and the dataset indices of its unreadable files."""
         self._batch, self._keep = batch, keep.double()
         self.counts[batch] += self._keep.sum()
+        self.unreadable += unreadable
 
     def add(self, index: int, latent) -> None:
         """Measure each image of this batch's latent alone (as a batch of one) and add the kept ones."""
@@ -216,7 +216,7 @@ class _BatchSums:
         self.curves[index][self._batch] += self._keep @ curves
         self.variances[index, self._batch] += self._keep @ variance(per_image).double()
 
-    def all_reduce(self, unreadable: list[int]) -> torch.Tensor:
+    def all_reduce(self) -> torch.Tensor:
         """Sum every process's sums (and gather the unreadable files); returns the per-batch counts."""
         if dist.is_available() and dist.is_initialized():
             flat = torch.cat([self.counts, self.variances.flatten(), *[c.flatten() for c in self.curves]])
@@ -226,9 +226,8 @@ class _BatchSums:
             self.counts, self.variances = parts[0], parts[1].view_as(self.variances)
             self.curves = [part.view_as(c) for part, c in zip(parts[2:], self.curves)]
             gathered: list[list[int]] = [[] for _ in range(dist.get_world_size())]
-            dist.all_gather_object(gathered, unreadable)
-            unreadable = [i for part in gathered for i in part]
-        self.unreadable = unreadable
+            dist.all_gather_object(gathered, self.unreadable)
+            self.unreadable = [i for part in gathered for i in part]
         return self.counts.cpu()
 
     def results(self) -> list[BlockResult]:

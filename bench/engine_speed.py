@@ -1,9 +1,9 @@
 """Benchmark (not a test): plain forward pass vs the engine's full analysis of one 224x224 image.
 
-    .venv/bin/python bench/engine_speed.py [--device cpu] [--repeats 7] [--model NAME ...]
+    .venv/bin/python bench/engine_speed.py [--device cpu] [--repeats 7] [--batch 1] [--model NAME ...]
 
 Prints, per model, the median time of a plain forward pass and of the full analysis of the same
-preprocessed image (`Analyzer.measure`: the forward pass with every block's Fourier curve and
+preprocessed batch (`--batch` copies of one photo; 64 on a GPU) (`Analyzer.measure`: the forward pass with every block's Fourier curve and
 variance, attention maps, rollout and distances, and the top-5), their ratio (goal: <= 1.15x),
 the official notebooks' block-by-block procedure on the same input (keep every latent, then per
 latent a full 2-D FFT, roll, diagonal, and torch.var; no attention) with its ratio, and the time
@@ -67,19 +67,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--batch", type=int, default=1, help="images per pass (the analyzer's batch too)")
     parser.add_argument("--model", action="append", help="default: every ImageNet model in the registry")
     args = parser.parse_args()
     import skimage.data
 
     image = Image.fromarray(skimage.data.chelsea())
     names = args.model or [n for n in engine.list_models() if engine.get_spec(n).dataset == "imagenet"]
-    print(f"device {args.device}, torch threads {torch.get_num_threads()}, median of {args.repeats}")
+    print(f"device {args.device}, torch threads {torch.get_num_threads()}, batch {args.batch}, median of {args.repeats}")
     print("| model | forward (ms) | full analysis (ms) | ratio | notebooks' procedure (ms) | ratio | eval transform (ms) |\n"
           "|---|---:|---:|---:|---:|---:|---:|")
     for name in names:
         model = engine.create_model(name, weights="random", device=args.device)
-        analyzer = engine.Analyzer(model)
-        x = analyzer.preprocess([image]).to(model.device)
+        analyzer = engine.Analyzer(model, batch_size=args.batch)
+        x = analyzer.preprocess([image] * args.batch).to(model.device)
 
         def forward() -> None:
             with torch.inference_mode():
@@ -87,7 +88,7 @@ def main() -> None:
 
         plain, full = interleaved_medians(forward, lambda: analyzer.measure(x), args.repeats)
         _, notebooks = interleaved_medians(forward, lambda: notebook_procedure(model, x), args.repeats)
-        prep = statistics.median(seconds(lambda: analyzer.preprocess([image])) for _ in range(args.repeats))
+        prep = statistics.median(seconds(lambda: analyzer.preprocess([image] * args.batch)) for _ in range(args.repeats))
         print(f"| {name} | {plain * 1e3:.1f} | {full * 1e3:.1f} | {full / plain:.2f} | {notebooks * 1e3:.1f} | "
               f"{notebooks / plain:.2f} | {prep * 1e3:.1f} |", flush=True)
 

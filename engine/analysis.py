@@ -15,7 +15,7 @@ from torchvision import transforms as T
 from .attention import AttentionRecorder
 from .blocks import BlockSpec
 from .images import ImageInput, load_image
-from .measure import fourier_curve, to_bchw, variance
+from .measure import MapStatistics, map_statistics, to_bchw
 from .registry import LoadedModel, create_model
 from .results import Analysis, BlockResult, ModelResult, Prediction
 
@@ -44,15 +44,16 @@ def watch_latents(specs: list[BlockSpec], on_latent: Callable[[int, torch.Tensor
 
 
 class _BlockMeter:
-    """Hooks collecting each latent as it is produced; `flush` measures them after the batch's pass,
-    keeps the per-batch values and drops the latents."""
+    """Hooks reading each latent as it is produced, while it is in cache, into its small
+    MapStatistics; `end_batch` turns them into the per-batch values, those of one shape together
+    (fewer tensor operations). Values stay on the model's device until `results`."""
 
     def __init__(self, specs: list[BlockSpec]) -> None:
         self.specs = specs
         self.curves: list[list[torch.Tensor]] = [[] for _ in specs]
         self.variances: list[list[torch.Tensor]] = [[] for _ in specs]
         self.shapes: list[tuple[int, ...]] = [()] * len(specs)
-        self._pending: dict[torch.Size, list[tuple[int, torch.Tensor]]] = {}  # this batch's latents by shape
+        self._pending: dict[torch.Size, list[tuple[int, MapStatistics]]] = {}  # this batch's, by shape
         self._handles: list[RemovableHandle] = []
 
     def attach(self) -> None:
@@ -66,21 +67,24 @@ class _BlockMeter:
     def _measure(self, index: int, latent) -> None:
         x = to_bchw(latent, self.specs[index])
         self.shapes[index] = tuple(x.shape[1:])
-        self._pending.setdefault(x.shape, []).append((index, x))
+        self._pending.setdefault(x.shape, []).append((index, map_statistics(x)))
 
-    def flush(self) -> None:
-        """Measure this batch's latents, those of one shape together (fewer, larger tensor ops)."""
+    def end_batch(self) -> None:
+        """This batch's curve and variance of every block: batch means of the per-image values."""
         for group in self._pending.values():
-            stacked = torch.stack([x for _, x in group])
-            for (index, _), curve, var in zip(group, fourier_curve(stacked).cpu(), variance(stacked).cpu()):
+            stats = MapStatistics.stack([s for _, s in group])
+            amplitudes = stats.log_amplitudes().mean(dim=-2)  # (blocks, J)
+            curves = amplitudes - amplitudes[:, :1]
+            for (index, _), curve, var in zip(group, curves, stats.variances().mean(dim=-1)):
                 self.curves[index].append(curve)
                 self.variances[index].append(var)
         self._pending = {}
 
     def results(self) -> list[BlockResult]:
         """Each block's per-batch values averaged over the batches."""
-        variances = [float(torch.stack(v).mean()) for v in self.variances]
-        return block_results(self.specs, self.shapes, variances, [torch.stack(c).mean(dim=0).tolist() for c in self.curves])
+        variances = torch.stack([torch.stack(v) for v in self.variances]).mean(dim=1).tolist()
+        curves = [torch.stack(c).mean(dim=0).tolist() for c in self.curves]
+        return block_results(self.specs, self.shapes, variances, curves)
 
 
 def block_results(
@@ -148,7 +152,7 @@ class Analyzer:
                         recorder.start_batch()
                     logits = model.module(chunk)
                     model.forward_passes += 1
-                    meter.flush()
+                    meter.end_batch()
                     if recorder:
                         recorder.end_batch()
                     predictions += self._top_k(logits, labels)

@@ -2,10 +2,11 @@
 
 The attention matrix softmax(q k^T / sqrt(d) [+ bias + mask]) is the layer's own: while recording,
 each timm attention layer runs its explicit path instead of the fused kernel (which never forms the
-matrix), and a hook on its attn_drop (an identity in eval) reads the softmax. Global attention (ViT, DeiT,
-PiT) gives CLS-to-patch maps, attention rollout and mean attention distance; windowed attention
-(Swin) gives, per head, the mean attention each position receives within its window, mapped back
-onto the image, and the mean distance within windows.
+matrix), and a hook on its attn_drop (an identity in eval) reads the softmax. Global attention (ViT,
+DeiT, PiT) gives CLS-to-patch maps, the mean attention distance and, over one token grid (not
+PiT's pooled stages), attention rollout; windowed attention (Swin) gives, per head, the mean
+attention each position receives within its window, mapped back onto the image, and the mean
+distance within windows.
 """
 from __future__ import annotations
 
@@ -28,9 +29,15 @@ def grid_distances(h: int, w: int, pixels_per_token: float, device: torch.device
     return torch.cdist(centers, centers)
 
 
-def mean_distance(attn: torch.Tensor, distances: torch.Tensor) -> torch.Tensor:
-    """Attention-weighted mean query-key distance, averaged over queries: (..., heads)."""
-    return (attn * distances).sum(-1).mean(-1)
+@lru_cache(maxsize=64)
+def distance_weights(h: int, w: int, prefix: int, pixels_per_token: float, device: torch.device) -> torch.Tensor:
+    """((prefix + h*w)^2,) weights with probs.flatten(-2) @ weights the mean attention distance of an
+    h x w grid of patches: query-key distances between patch centers divided by the number of patch
+    queries, and zero on the prefix tokens' rows and columns (they are no patches)."""
+    n = prefix + h * w
+    weights = torch.zeros(n, n, device=device)
+    weights[prefix:, prefix:] = grid_distances(h, w, pixels_per_token, device) / (h * w)
+    return weights.flatten()
 
 
 @dataclass
@@ -53,6 +60,9 @@ class AttentionRecorder:
         self._mixed: list[torch.Tensor] = []  # this batch's head-averaged attention per layer
         self._rollouts: list[torch.Tensor] = []
         self._units = [(i, s) for i, s in enumerate(specs) if s.kind == "msa"]
+        # rollout multiplies every layer's attention: only over one token grid, no pooling between layers
+        first = self._units[0][0] if self._units else len(specs)
+        self.rollout = kind == "global" and not any(s.kind == "pool" for s in specs[first:])
 
     def attach(self) -> None:
         for index, spec in self._units:
@@ -79,14 +89,14 @@ class AttentionRecorder:
 
     def end_batch(self) -> None:
         """Attention rollout's CLS row, e_0 A_L ... A_1 with A = (head mean + I) / 2 (each softmax row sums
-        to 1, so rows of head mean + I sum to 2), as a chain of vector-matrix products."""
-        if self._mixed and len({m.shape[-1] for m in self._mixed}) == 1:
+        to 1, so rows of head mean + I sum to 2), as a chain of vector-matrix products r + r @ mean,
+        halved once at the end by 2^layers."""
+        if self._mixed:
             row = self._mixed[-1][:, :1].clone()
             row[..., 0] += 1
             for mixed in reversed(self._mixed[:-1]):
-                row = row / 2
-                row = row @ mixed + row
-            self._rollouts.append((row[:, 0] / 2).cpu())
+                row = torch.baddbmm(row, row, mixed)
+            self._rollouts.append(row[:, 0] / 2 ** len(self._mixed))
         self._mixed = []
 
     def _attach_global(self, attn: nn.Module, layer: _Layer, prefix: int) -> None:
@@ -103,11 +113,10 @@ class AttentionRecorder:
     def _record_global(self, probs: torch.Tensor, layer: _Layer, prefix: int) -> None:
         b, heads, n, _ = probs.shape
         side = math.isqrt(n - prefix)
-        layer.maps.append(probs[:, :, 0, prefix:].reshape(b, heads, side, side).cpu())
-        patches = probs[:, :, prefix:, prefix:]
-        distances = grid_distances(side, side, self.input_size / side, probs.device)
-        layer.distances.append(mean_distance(patches, distances).cpu())
-        self._mixed.append(probs.mean(dim=1))  # head mean; rollout adds I and halves in end_batch
+        layer.maps.append(probs[:, :, 0, prefix:].reshape(b, heads, side, side))
+        layer.distances.append(probs.flatten(-2) @ distance_weights(side, side, prefix, self.input_size / side, probs.device))
+        if self.rollout:
+            self._mixed.append(probs.mean(dim=1))  # head mean; rollout adds I and halves in end_batch
 
     def _attach_window(self, block: nn.Module, probs_at: nn.Module, hw_dims: slice, layer: _Layer) -> None:
         """Windowed attention: the block's input grid size (at `hw_dims` of its input) and the softmax
@@ -132,23 +141,22 @@ class AttentionRecorder:
         received = received.permute(0, 3, 1, 4, 2, 5).reshape(b, heads, hp, wp)[:, :, :h, :w]
         if any(block.shift_size):
             received = torch.roll(received, shifts=tuple(block.shift_size), dims=(2, 3))
-        layer.maps.append(received.cpu())
-        distances = grid_distances(wh, ww, self.input_size / h, probs.device)
-        per_window = mean_distance(probs, distances).reshape(b, -1, heads)
-        layer.distances.append(per_window.mean(dim=1).cpu())
+        layer.maps.append(received)
+        distances = probs.flatten(-2) @ distance_weights(wh, ww, 0, self.input_size / h, probs.device)
+        layer.distances.append(distances.reshape(b, -1, heads).mean(dim=1))
 
     def result(self) -> AttentionResult:
         layers = [
             AttentionLayer(
                 name=layer.name,
                 block_index=layer.block_index,
-                maps=torch.cat(layer.maps).numpy(),
+                maps=torch.cat(layer.maps).cpu().numpy(),
                 mean_distance=torch.cat(layer.distances).mean(dim=0).tolist(),
             )
             for layer in self.layers
         ]
         rollout = None
-        if self.kind == "global" and self._rollouts:
+        if self._rollouts:
             prefix = self._units[0][1].prefix_tokens
             rows = [r[:, prefix:] for r in self._rollouts]
             side = math.isqrt(rows[0].shape[-1])

@@ -28,7 +28,7 @@ from .analysis import block_results, watch_latents
 from .blocks import BlockSpec
 from .errors import ImageError
 from .images import load_image
-from .measure import fourier_curve, to_bchw, variance
+from .measure import map_statistics, to_bchw
 from .registry import LoadedModel, Transform
 from .results import BlockResult, ModelResult
 
@@ -209,12 +209,13 @@ class _BatchSums:
         """Measure each image of this batch's latent alone (as a batch of one) and add the kept ones."""
         x = to_bchw(latent, self.specs[index])
         self.shapes[index] = tuple(x.shape[1:])
-        per_image = x.unsqueeze(1)  # (B, 1, C, H, W)
-        curves = fourier_curve(per_image).double()  # (B, frequencies)
+        stats = map_statistics(x)
+        amplitudes = stats.log_amplitudes()  # (B, frequencies): each image's curve before the subtraction
+        curves = (amplitudes - amplitudes[:, :1]).double()
         if self.curves[index] is None:
             self.curves[index] = torch.zeros(self.batches, curves.shape[-1], dtype=torch.float64, device=self.device)
         self.curves[index][self._batch] += self._keep @ curves
-        self.variances[index, self._batch] += self._keep @ variance(per_image).double()
+        self.variances[index, self._batch] += self._keep @ stats.variances().double()
 
     def all_reduce(self) -> torch.Tensor:
         """Sum every process's sums (and gather the unreadable files); returns the per-batch counts."""

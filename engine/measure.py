@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from functools import lru_cache
 
 import torch
 
@@ -35,45 +37,88 @@ def _grid(tokens: torch.Tensor, spec: BlockSpec) -> torch.Tensor:
     return tokens.reshape(b, c, side, side)
 
 
-def fourier_curve(x: torch.Tensor) -> torch.Tensor:
-    """Δ log amplitude along the half-diagonal of the centered spectrum, averaged over B and C.
+@dataclass
+class MapStatistics:
+    """What Figs 2a, 8 and 9 need of a (B, C, H, W) latent, read from it in one matrix product and
+    one pass: per channel map the rolled half-diagonal of its spectrum and its squared deviations.
+    Statistics of several latents of one shape stack along new leading dimensions."""
 
-    log(|FFT2(x)| + 1e-6), rolled so frequency 0 is centered, mean over batch and channels,
-    main diagonal from floor(H/2) to the end, minus its first (zero-frequency) value.
-    `x` is (B, C, H, W), or (..., B, C, H, W) for several latents of one shape at once.
+    spectrum: torch.Tensor  # (..., B, C, 2J): real, then imaginary parts of FFT2 on the half-diagonal
+    squares: torch.Tensor  # (..., B, C): sum of squared deviations from the map's mean
+    size: int  # H * W
+
+    def log_amplitudes(self) -> torch.Tensor:
+        """(..., B, J): per image, log(|FFT2| + 1e-6) on the half-diagonal averaged over channels."""
+        real, imaginary = self.spectrum.chunk(2, dim=-1)
+        return torch.log(torch.hypot(real, imaginary) + 1e-6).mean(dim=-2)
+
+    def variances(self) -> torch.Tensor:
+        """(..., B): per image, the unbiased variance of each channel map averaged over channels."""
+        return (self.squares / (self.size - 1)).mean(dim=-1)
+
+    @staticmethod
+    def stack(parts: list[MapStatistics]) -> MapStatistics:
+        return MapStatistics(torch.stack([p.spectrum for p in parts]), torch.stack([p.squares for p in parts]), parts[0].size)
+
+
+def map_statistics(x: torch.Tensor) -> MapStatistics:
+    """Read a (B, C, H, W) latent in the layout it comes in (token latents are channels-last),
+    float32 or float64 if given: each map's mean, the deviations from it, their product with the
+    half-diagonal's DFT matrix, then the deviations squared in place and summed.
+
+    The DFT of the deviations equals the map's everywhere but at frequency (0, 0), which is the
+    map's sum; taking the mean out first keeps float32 sums accurate on maps with a large offset. The
+    two-pass variance is torch.var's value, several times faster on the CPU.
     """
-    x = x.float()
+    x = x if x.dtype == torch.float64 else x.float()
     h, w = x.shape[-2:]
-    if h != w:
-        amplitude = torch.log(torch.fft.fft2(x).abs() + 1e-6).mean(dim=(-4, -3))
-        mean_map = torch.roll(amplitude, shifts=(h // 2, w // 2), dims=(-2, -1))
-        curve = torch.diagonal(mean_map, dim1=-2, dim2=-1)[..., h // 2 :]
+    maps = x.flatten(-2)
+    means = maps.mean(dim=-1, keepdim=True)
+    deviations = maps - means  # keeps the latent's layout
+    dft = _diagonal_dft(h, w, x.device, x.dtype)
+    if deviations.stride(-2) == 1 and deviations.shape[-2] > 1:  # channels-last: (B, H*W, C) underneath
+        spectrum = (dft.T @ deviations.transpose(-1, -2)).transpose(-1, -2)
     else:
-        curve = torch.log(diagonal_spectrum(x).abs() + 1e-6).mean(dim=(-3, -2))
-    return curve - curve[..., :1]
+        spectrum = deviations @ dft
+    if h // 2 == w // 2:  # the diagonal starts at frequency (0, 0): the map's sum
+        spectrum[..., 0] = means[..., 0] * (h * w)
+    return MapStatistics(spectrum, deviations.square_().sum(dim=-1), h * w)
+
+
+@lru_cache(maxsize=32)
+def _diagonal_dft(h: int, w: int, device: torch.device, dtype: torch.dtype) -> torch.Tensor:
+    """(H*W, 2J) matrix: the flattened map times it gives FFT2 at the J frequencies that the rolled
+    map's main diagonal holds from index H//2 on, real parts then imaginary parts.
+
+    Rolling by (H//2, W//2) puts frequency (t, (t + H//2 - W//2) mod W) at diagonal index H//2 + t,
+    for t < J = min(H, W) - H//2 (for square maps, (t, t)). FFT2 there is the sum over (m, n) of
+    x[m, n] e^(-2πi (t m / H + k n / W)); the phases are reduced mod H*W in integers, so every
+    entry is exact to rounding.
+    """
+    t = torch.arange(min(h, w) - h // 2, dtype=torch.int64)
+    k = (t + h // 2 - w // 2) % w
+    m, n = torch.arange(h)[:, None, None], torch.arange(w)[None, :, None]
+    phase = (t * m * w + k * n * h) % (h * w)
+    angle = -2 * math.pi * phase.double() / (h * w)
+    return torch.cat([angle.cos(), angle.sin()], dim=-1).reshape(h * w, -1).to(device, dtype)
 
 
 def diagonal_spectrum(x: torch.Tensor) -> torch.Tensor:
-    """FFT2(x)[..., j, j] for j = 0 .. N - 1 - N//2 of square (..., N, N) maps, without the full FFT2.
+    """FFT2(x) at the rolled half-diagonal's frequencies, (B, C, J) complex (see `_diagonal_dft`)."""
+    return torch.complex(*map_statistics(x).spectrum.chunk(2, dim=-1))
 
-    These are the entries the rolled half-diagonal reads. F[j, j] = sum over s of y[s] e^(-2πi js/N)
-    with y[s] the sum of x[m, n] over m + n = s (mod N): one 1-D FFT of wrapped anti-diagonal sums.
+
+def fourier_curve(x: torch.Tensor) -> torch.Tensor:
+    """Δ log amplitude along the half-diagonal of the centered spectrum of a (B, C, H, W) latent.
+
+    log(|FFT2(x)| + 1e-6), rolled so frequency 0 is centered, mean over batch and channels,
+    main diagonal from floor(H/2) to the end, minus its first (zero-frequency) value.
     """
-    n = x.shape[-1]
-    m = torch.arange(n, device=x.device)
-    columns = (m[None, :] - m[:, None]) % n  # row m, slot s -> column (s - m) mod N
-    wrapped = torch.gather(x, -1, columns.expand(*x.shape[:-2], n, n)).sum(dim=-2)
-    return torch.fft.fft(wrapped)[..., : n - n // 2]
+    curve = map_statistics(x).log_amplitudes().mean(dim=0)
+    return curve - curve[0]
 
 
 def variance(x: torch.Tensor) -> torch.Tensor:
-    """Feature-map variance: unbiased variance over (H, W) of each channel map, mean over B and C.
-
-    `x` is (B, C, H, W) or (..., B, C, H, W). Two-pass (mean, then the norm of the deviations, which
-    squares and sums in one pass without a squared copy): the value of torch.var, several times
-    faster on the CPU.
-    """
-    maps = x.float().flatten(-2)
-    deviations = maps - maps.mean(dim=-1, keepdim=True)
-    squares = torch.linalg.vector_norm(deviations, dim=-1).square()  # one pass, no squared copy
-    return (squares / (maps.shape[-1] - 1)).mean(dim=(-2, -1))
+    """Feature-map variance of a (B, C, H, W) latent: unbiased variance over (H, W) of each channel
+    map, mean over B and C."""
+    return map_statistics(x).variances().mean()

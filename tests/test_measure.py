@@ -87,6 +87,8 @@ def test_every_model_runs_end_to_end_with_the_paper_block_split(name, photos):
         assert all(0 < d < 224 * 1.5 for d in layer.mean_distance)
     if name.startswith(("vit", "deit")):
         assert result.attention.rollout.shape == (2, 14, 14)
+    if name.startswith("pit"):  # its stages pool the token grid: no rollout through them
+        assert result.attention.rollout is None
     if name.startswith("swin"):  # mean attention received within windows: averages to 1/49 per window
         assert result.attention.layers[0].maps.shape[1:] == (3, 56, 56)
         np.testing.assert_allclose(result.attention.layers[0].maps.mean(axis=(2, 3)), 1 / 49, rtol=1e-4)
@@ -102,14 +104,34 @@ def test_batches_are_averaged_as_the_paper_does(photos):
         np.testing.assert_allclose(block.fourier, np.mean([s.blocks[i].fourier for s in single], axis=0), rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("n", [7, 8, 14, 27])
-def test_diagonal_spectrum_equals_the_full_fft_diagonal(n):
+@pytest.mark.parametrize("h, w", [(7, 7), (8, 8), (14, 14), (27, 27), (6, 9), (9, 6), (7, 10)])
+def test_diagonal_spectrum_equals_the_rolled_full_fft_diagonal(h, w):
     from engine.measure import diagonal_spectrum
 
-    x = torch.randn(2, 3, n, n, dtype=torch.float64)
-    full = torch.fft.fft2(x)
-    expected = torch.stack([full[..., j, j] for j in range(n - n // 2)], dim=-1)
+    x = torch.randn(2, 3, h, w, dtype=torch.float64)
+    rolled = torch.roll(torch.fft.fft2(x), shifts=(h // 2, w // 2), dims=(-2, -1))
+    expected = torch.diagonal(rolled, dim1=-2, dim2=-1)[..., h // 2 :]
     torch.testing.assert_close(diagonal_spectrum(x), expected)
+
+
+def notebook_curve(x: np.ndarray) -> np.ndarray:
+    """MEASUREMENTS.md section 3 in float64 numpy, for a square (B, C, N, N) latent."""
+    amplitude = np.fft.fftshift(np.log(np.abs(np.fft.fft2(x.astype(np.float64))) + 1e-6), axes=(-2, -1)).mean(axis=(0, 1))
+    n = amplitude.shape[0]
+    curve = np.array([amplitude[i, i] for i in range(n // 2, n)])
+    return curve - curve[0]
+
+
+@pytest.mark.parametrize("offset", [0.0, 10.0, 1000.0])
+def test_float32_curves_stay_exact_on_smooth_maps_with_a_large_offset(offset):
+    """Smooth maps (tiny high-frequency amplitude) far from zero, as trained transformers' outlier
+    channels are: a float32 DFT of the raw map would be off by about 2e-3 at offset 1000."""
+    x = filtered(noise(3), [[1 / 9] * 3] * 3) + offset
+    channels_last = x.permute(0, 2, 3, 1).contiguous().permute(0, 3, 1, 2)  # token latents come like this
+    expected = notebook_curve(x.numpy())
+    for latent in (x, channels_last):
+        np.testing.assert_allclose(fourier_curve(latent).numpy(), expected, rtol=0, atol=1e-5)
+        np.testing.assert_allclose(float(variance(latent)), x.double().var(dim=(-2, -1)).mean().item(), rtol=1e-6)
 
 
 @pytest.mark.parametrize("name", ["alternet", "preact_resnet", "vit_cifar"])

@@ -1,13 +1,15 @@
-"""Benchmark (not a test): plain forward pass vs the engine's full analysis of one 224x224 image.
+"""Benchmark (not a test): plain forward pass vs the engine's full analysis at 224x224.
 
-    .venv/bin/python bench/engine_speed.py [--device cpu] [--repeats 7] [--batch 1] [--model NAME ...]
+    .venv/bin/python bench/engine_speed.py [--device cpu] [--repeats 7] [--batch 1] [--threads N]
+        [--model NAME ...]
 
 Prints, per model, the median time of a plain forward pass and of the full analysis of the same
-preprocessed batch (`--batch` copies of one photo; 64 on a GPU) (`Analyzer.measure`: the forward pass with every block's Fourier curve and
-variance, attention maps, rollout and distances, and the top-5), their ratio (goal: <= 1.15x),
-the official notebooks' block-by-block procedure on the same input (keep every latent, then per
-latent a full 2-D FFT, roll, diagonal, and torch.var; no attention) with its ratio, and the time
-of the eval transform (resize, crop, normalize) that all of them need before them.
+preprocessed batch (`--batch` copies of one photo; 64 on a GPU) with `Analyzer.measure`: the
+forward pass with every block's Fourier curve and variance, attention maps, rollout and
+distances, and the top-5. Then their ratio (goal: <= 1.15x), the official notebooks'
+block-by-block procedure on the same input (keep every latent, then per latent a full 2-D FFT,
+roll, diagonal, and torch.var; no attention) with its ratio, and the time of the eval transform
+(resize, crop, normalize) that all of them need before them.
 """
 from __future__ import annotations
 
@@ -68,8 +70,11 @@ def main() -> None:
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--batch", type=int, default=1, help="images per pass (the analyzer's batch too)")
+    parser.add_argument("--threads", type=int, help="torch threads (default: torch's, one per core)")
     parser.add_argument("--model", action="append", help="default: every ImageNet model in the registry")
     args = parser.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
     import skimage.data
 
     image = Image.fromarray(skimage.data.chelsea())

@@ -39,9 +39,9 @@ def _grid(tokens: torch.Tensor, spec: BlockSpec) -> torch.Tensor:
 
 @dataclass
 class MapStatistics:
-    """What Figs 2a, 8 and 9 need of a (B, C, H, W) latent, read from it in one matrix product and
-    one pass: per channel map the rolled half-diagonal of its spectrum and its squared deviations.
-    Statistics of several latents of one shape stack along new leading dimensions."""
+    """What Figs 2a, 8 and 9 need of a (B, C, H, W) latent: per channel map the 2-D FFT at the
+    rolled half-diagonal's frequencies and the squared deviations from the map's mean. Statistics
+    of several latents of one shape stack along new leading dimensions."""
 
     spectrum: torch.Tensor  # (..., B, C, 2J): real, then imaginary parts of FFT2 on the half-diagonal
     squares: torch.Tensor  # (..., B, C): sum of squared deviations from the map's mean
@@ -61,42 +61,52 @@ class MapStatistics:
         return MapStatistics(torch.stack([p.spectrum for p in parts]), torch.stack([p.squares for p in parts]), parts[0].size)
 
 
+DFT_MAX_PIXELS = 64 * 64  # larger maps take the full FFT: the product's cost grows as (H*W)^1.5
+
+
 def map_statistics(x: torch.Tensor) -> MapStatistics:
     """Read a (B, C, H, W) latent in the layout it comes in (token latents are channels-last),
     float32 or float64 if given: each map's mean, the deviations from it, their product with the
-    half-diagonal's DFT matrix, then the deviations squared in place and summed.
+    half-diagonal's DFT matrix (or, past DFT_MAX_PIXELS, their full FFT), then the deviations
+    squared in place and summed.
 
-    The DFT of the deviations equals the map's everywhere but at frequency (0, 0), which is the
-    map's sum; taking the mean out first keeps float32 sums accurate on maps with a large offset. The
-    two-pass variance is torch.var's value, several times faster on the CPU.
+    The spectrum of the deviations equals the map's everywhere but at frequency (0, 0), which is
+    the map's sum; taking the mean out first keeps float32 sums accurate on maps with a large
+    offset. The two-pass variance is torch.var's value, several times faster on the CPU.
     """
     x = x if x.dtype == torch.float64 else x.float()
     h, w = x.shape[-2:]
     maps = x.flatten(-2)
     means = maps.mean(dim=-1, keepdim=True)
     deviations = maps - means  # keeps the latent's layout
-    dft = _diagonal_dft(h, w, x.device, x.dtype)
-    if deviations.stride(-2) == 1 and deviations.shape[-2] > 1:  # channels-last: (B, H*W, C) underneath
-        spectrum = (dft.T @ deviations.transpose(-1, -2)).transpose(-1, -2)
+    if h * w > DFT_MAX_PIXELS:
+        rows, columns = _diagonal_frequencies(h, w)
+        picked = torch.fft.fft2(deviations.unflatten(-1, (h, w)))[..., rows, columns]
+        spectrum = torch.cat([picked.real, picked.imag], dim=-1)
+    elif deviations.stride(-2) == 1 and deviations.shape[-2] > 1:  # channels-last: (B, H*W, C) underneath
+        spectrum = (_diagonal_dft(h, w, x.device, x.dtype).T @ deviations.transpose(-1, -2)).transpose(-1, -2)
     else:
-        spectrum = deviations @ dft
+        spectrum = deviations @ _diagonal_dft(h, w, x.device, x.dtype)
     if h // 2 == w // 2:  # the diagonal starts at frequency (0, 0): the map's sum
         spectrum[..., 0] = means[..., 0] * (h * w)
     return MapStatistics(spectrum, deviations.square_().sum(dim=-1), h * w)
 
 
+def _diagonal_frequencies(h: int, w: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """The frequencies the rolled map's main diagonal holds from index H//2 on: rolling by
+    (H//2, W//2) puts frequency (t, (t + H//2 - W//2) mod W) at diagonal index H//2 + t, for
+    t < J = min(H, W) - H//2 (for square maps, (t, t))."""
+    t = torch.arange(min(h, w) - h // 2)
+    return t, (t + h // 2 - w // 2) % w
+
+
 @lru_cache(maxsize=32)
 def _diagonal_dft(h: int, w: int, device: torch.device, dtype: torch.dtype) -> torch.Tensor:
-    """(H*W, 2J) matrix: the flattened map times it gives FFT2 at the J frequencies that the rolled
-    map's main diagonal holds from index H//2 on, real parts then imaginary parts.
-
-    Rolling by (H//2, W//2) puts frequency (t, (t + H//2 - W//2) mod W) at diagonal index H//2 + t,
-    for t < J = min(H, W) - H//2 (for square maps, (t, t)). FFT2 there is the sum over (m, n) of
-    x[m, n] e^(-2πi (t m / H + k n / W)); the phases are reduced mod H*W in integers, so every
-    entry is exact to rounding.
-    """
-    t = torch.arange(min(h, w) - h // 2, dtype=torch.int64)
-    k = (t + h // 2 - w // 2) % w
+    """(H*W, 2J) matrix: the flattened map times it gives FFT2 at `_diagonal_frequencies`, real
+    parts then imaginary parts. FFT2 at (t, k) is the sum over (m, n) of x[m, n]
+    e^(-2πi (t m / H + k n / W)); the phases are reduced mod H*W in integers, so every entry is
+    exact to rounding."""
+    t, k = _diagonal_frequencies(h, w)
     m, n = torch.arange(h)[:, None, None], torch.arange(w)[None, :, None]
     phase = (t * m * w + k * n * h) % (h * w)
     angle = -2 * math.pi * phase.double() / (h * w)

@@ -104,8 +104,9 @@ def test_batches_are_averaged_as_the_paper_does(photos):
         np.testing.assert_allclose(block.fourier, np.mean([s.blocks[i].fourier for s in single], axis=0), rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("h, w", [(7, 7), (8, 8), (14, 14), (27, 27), (6, 9), (9, 6), (7, 10)])
+@pytest.mark.parametrize("h, w", [(7, 7), (8, 8), (14, 14), (27, 27), (6, 9), (9, 6), (7, 10), (70, 70), (65, 80)])
 def test_diagonal_spectrum_equals_the_rolled_full_fft_diagonal(h, w):
+    """Through the DFT-matrix product, and past DFT_MAX_PIXELS through the full FFT."""
     from engine.measure import diagonal_spectrum
 
     x = torch.randn(2, 3, h, w, dtype=torch.float64)
@@ -122,15 +123,16 @@ def notebook_curve(x: np.ndarray) -> np.ndarray:
     return curve - curve[0]
 
 
+@pytest.mark.parametrize("side", [32, 70])  # the DFT-matrix product, and the full FFT past DFT_MAX_PIXELS
 @pytest.mark.parametrize("offset", [0.0, 10.0, 1000.0])
-def test_float32_curves_stay_exact_on_smooth_maps_with_a_large_offset(offset):
+def test_float32_curves_stay_exact_on_smooth_maps_with_a_large_offset(offset, side):
     """Smooth maps (tiny high-frequency amplitude) far from zero, as trained transformers' outlier
-    channels are: a float32 DFT of the raw map would be off by about 2e-3 at offset 1000."""
-    x = filtered(noise(3), [[1 / 9] * 3] * 3) + offset
+    channels are: a float32 FFT of the raw map is off by 6e-3 (32x32) and 0.8 (70x70) at offset 1000."""
+    x = filtered(torch.randn(4, 8, side, side, generator=torch.Generator().manual_seed(3)), [[1 / 9] * 3] * 3) + offset
     channels_last = x.permute(0, 2, 3, 1).contiguous().permute(0, 3, 1, 2)  # token latents come like this
     expected = notebook_curve(x.numpy())
     for latent in (x, channels_last):
-        np.testing.assert_allclose(fourier_curve(latent).numpy(), expected, rtol=0, atol=1e-5)
+        np.testing.assert_allclose(fourier_curve(latent).numpy(), expected, rtol=0, atol=1e-4)
         np.testing.assert_allclose(float(variance(latent)), x.double().var(dim=(-2, -1)).mean().item(), rtol=1e-6)
 
 

@@ -36,16 +36,13 @@ class GradCam:
     def attribute(self, image: ImageInput, target: int | None = None) -> np.ndarray:
         """An (H, W) map in [0, 1] at the model's input resolution."""
         x = self.model.transform(load_image(image)).unsqueeze(0).to(self.model.device)
-        if target is None:
-            with torch.inference_mode():
-                target = int(self.model.module(x).argmax(dim=-1))
-            self.model.forward_passes += 1
         latents: list[torch.Tensor] = []
         handles = watch_latents([self.block], lambda index, latent: latents.append(latent))
         try:
-            with torch.enable_grad():
-                score = self.model.module(x)[0, target]
-                (grad,) = torch.autograd.grad(score, latents[0])
+            with torch.enable_grad():  # one pass gives the top-1 class and its gradient
+                logits = self.model.module(x)[0]
+                target = int(logits.argmax()) if target is None else target
+                (grad,) = torch.autograd.grad(logits[target], latents[0])
         finally:
             for handle in handles:
                 handle.remove()

@@ -113,11 +113,6 @@ def _diagonal_dft(h: int, w: int, device: torch.device, dtype: torch.dtype) -> t
     return torch.cat([angle.cos(), angle.sin()], dim=-1).reshape(h * w, -1).to(device, dtype)
 
 
-def diagonal_spectrum(x: torch.Tensor) -> torch.Tensor:
-    """FFT2(x) at the rolled half-diagonal's frequencies, (B, C, J) complex (see `_diagonal_dft`)."""
-    return torch.complex(*map_statistics(x).spectrum.chunk(2, dim=-1))
-
-
 def fourier_curve(x: torch.Tensor) -> torch.Tensor:
     """Δ log amplitude along the half-diagonal of the centered spectrum of a (B, C, H, W) latent.
 

@@ -39,26 +39,42 @@ def _grid(tokens: torch.Tensor, spec: BlockSpec) -> torch.Tensor:
 
 @dataclass
 class MapStatistics:
-    """What Figs 2a, 8 and 9 need of a (B, C, H, W) latent: per channel map the 2-D FFT at the
-    rolled half-diagonal's frequencies and the squared deviations from the map's mean. Statistics
-    of several latents of one shape stack along new leading dimensions."""
+    """What Figs 2a, 8 and 9 need of a (B, C, H, W) latent: per channel map its mean, the 2-D FFT
+    of its deviations from the mean at the rolled half-diagonal's frequencies, and the sum of the
+    squared deviations. Statistics of several latents of one shape stack along new leading
+    dimensions."""
 
-    spectrum: torch.Tensor  # (..., B, C, 2J): real, then imaginary parts of FFT2 on the half-diagonal
-    squares: torch.Tensor  # (..., B, C): sum of squared deviations from the map's mean
-    size: int  # H * W
+    means: torch.Tensor  # (..., B, C)
+    spectrum: torch.Tensor  # (..., B, C, 2J): real, then imaginary parts of the deviations' FFT2
+    squares: torch.Tensor  # (..., B, C)
+    shape: tuple[int, int]  # (H, W)
+
+    def amplitudes(self) -> torch.Tensor:
+        """(..., B, C, J): |FFT2| of each map on the half-diagonal. The deviations' spectrum is the
+        map's at every frequency but (0, 0), where the map's is its sum; the diagonal starts there
+        when H//2 == W//2."""
+        real, imaginary = self.spectrum.chunk(2, dim=-1)
+        amplitudes = torch.hypot(real, imaginary)
+        h, w = self.shape
+        if h // 2 == w // 2:
+            amplitudes[..., 0] = self.means.abs() * (h * w)
+        return amplitudes
 
     def log_amplitudes(self) -> torch.Tensor:
         """(..., B, J): per image, log(|FFT2| + 1e-6) on the half-diagonal averaged over channels."""
-        real, imaginary = self.spectrum.chunk(2, dim=-1)
-        return torch.log(torch.hypot(real, imaginary) + 1e-6).mean(dim=-2)
+        return torch.log(self.amplitudes() + 1e-6).mean(dim=-2)
 
     def variances(self) -> torch.Tensor:
         """(..., B): per image, the unbiased variance of each channel map averaged over channels."""
-        return (self.squares / (self.size - 1)).mean(dim=-1)
+        h, w = self.shape
+        return (self.squares / (h * w - 1)).mean(dim=-1)
 
     @staticmethod
     def stack(parts: list[MapStatistics]) -> MapStatistics:
-        return MapStatistics(torch.stack([p.spectrum for p in parts]), torch.stack([p.squares for p in parts]), parts[0].size)
+        def stacked(name: str) -> torch.Tensor:
+            return torch.stack([getattr(p, name) for p in parts])
+
+        return MapStatistics(stacked("means"), stacked("spectrum"), stacked("squares"), parts[0].shape)
 
 
 DFT_MAX_PIXELS = 64 * 64  # larger maps take the full FFT: the product's cost grows as (H*W)^1.5
@@ -70,11 +86,11 @@ def map_statistics(x: torch.Tensor) -> MapStatistics:
     half-diagonal's DFT matrix (or, past DFT_MAX_PIXELS, their full FFT), then the deviations
     squared in place and summed.
 
-    The spectrum of the deviations equals the map's everywhere but at frequency (0, 0), which is
-    the map's sum; taking the mean out first keeps float32 sums accurate on maps with a large
-    offset. The two-pass variance is torch.var's value, several times faster on the CPU.
+    Taking the mean out first keeps float32 sums accurate on maps with a large offset. The
+    two-pass variance is torch.var's value, several times faster on the CPU.
     """
-    x = x if x.dtype == torch.float64 else x.float()
+    if x.dtype not in (torch.float32, torch.float64):
+        x = x.float()
     h, w = x.shape[-2:]
     maps = x.flatten(-2)
     means = maps.mean(dim=-1, keepdim=True)
@@ -84,12 +100,10 @@ def map_statistics(x: torch.Tensor) -> MapStatistics:
         picked = torch.fft.fft2(deviations.unflatten(-1, (h, w)))[..., rows, columns]
         spectrum = torch.cat([picked.real, picked.imag], dim=-1)
     elif deviations.stride(-2) == 1 and deviations.shape[-2] > 1:  # channels-last: (B, H*W, C) underneath
-        spectrum = (_diagonal_dft(h, w, x.device, x.dtype).T @ deviations.transpose(-1, -2)).transpose(-1, -2)
+        spectrum = (_diagonal_dft(h, w, x.device, x.dtype) @ deviations.mT).mT
     else:
-        spectrum = deviations @ _diagonal_dft(h, w, x.device, x.dtype)
-    if h // 2 == w // 2:  # the diagonal starts at frequency (0, 0): the map's sum
-        spectrum[..., 0] = means[..., 0] * (h * w)
-    return MapStatistics(spectrum, deviations.square_().sum(dim=-1), h * w)
+        spectrum = deviations @ _diagonal_dft(h, w, x.device, x.dtype).mT
+    return MapStatistics(means[..., 0], spectrum, deviations.square_().sum(dim=-1), (h, w))
 
 
 def _diagonal_frequencies(h: int, w: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -102,7 +116,7 @@ def _diagonal_frequencies(h: int, w: int) -> tuple[torch.Tensor, torch.Tensor]:
 
 @lru_cache(maxsize=32)
 def _diagonal_dft(h: int, w: int, device: torch.device, dtype: torch.dtype) -> torch.Tensor:
-    """(H*W, 2J) matrix: the flattened map times it gives FFT2 at `_diagonal_frequencies`, real
+    """(2J, H*W) matrix: times a flattened map it gives FFT2 at `_diagonal_frequencies`, real
     parts then imaginary parts. FFT2 at (t, k) is the sum over (m, n) of x[m, n]
     e^(-2πi (t m / H + k n / W)); the phases are reduced mod H*W in integers, so every entry is
     exact to rounding."""
@@ -110,7 +124,7 @@ def _diagonal_dft(h: int, w: int, device: torch.device, dtype: torch.dtype) -> t
     m, n = torch.arange(h)[:, None, None], torch.arange(w)[None, :, None]
     phase = (t * m * w + k * n * h) % (h * w)
     angle = -2 * math.pi * phase.double() / (h * w)
-    return torch.cat([angle.cos(), angle.sin()], dim=-1).reshape(h * w, -1).to(device, dtype)
+    return torch.cat([angle.cos(), angle.sin()], dim=-1).reshape(h * w, -1).T.to(device, dtype).contiguous()
 
 
 def fourier_curve(x: torch.Tensor) -> torch.Tensor:

@@ -109,11 +109,15 @@ def test_diagonal_spectrum_equals_the_rolled_full_fft_diagonal(h, w):
     """Through the DFT-matrix product, and past DFT_MAX_PIXELS through the full FFT."""
     from engine.measure import map_statistics
 
-    x = torch.randn(2, 3, h, w, dtype=torch.float64)
-    rolled = torch.roll(torch.fft.fft2(x), shifts=(h // 2, w // 2), dims=(-2, -1))
-    expected = torch.diagonal(rolled, dim1=-2, dim2=-1)[..., h // 2 :]
-    spectrum = torch.complex(*map_statistics(x).spectrum.chunk(2, dim=-1))
-    torch.testing.assert_close(spectrum, expected)
+    def rolled_diagonal(maps: torch.Tensor) -> torch.Tensor:
+        rolled = torch.roll(torch.fft.fft2(maps), shifts=(h // 2, w // 2), dims=(-2, -1))
+        return torch.diagonal(rolled, dim1=-2, dim2=-1)[..., h // 2 :]
+
+    x = torch.randn(2, 3, h, w, dtype=torch.float64) + 0.5
+    stats = map_statistics(x)
+    deviations = x - x.mean(dim=(-2, -1), keepdim=True)
+    torch.testing.assert_close(torch.complex(*stats.spectrum.chunk(2, dim=-1)), rolled_diagonal(deviations))
+    torch.testing.assert_close(stats.amplitudes(), rolled_diagonal(x).abs())
 
 
 def notebook_curve(x: np.ndarray) -> np.ndarray:

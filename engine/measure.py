@@ -71,10 +71,8 @@ class MapStatistics:
 
     @staticmethod
     def stack(parts: list[MapStatistics]) -> MapStatistics:
-        def stacked(name: str) -> torch.Tensor:
-            return torch.stack([getattr(p, name) for p in parts])
-
-        return MapStatistics(stacked("means"), stacked("spectrum"), stacked("squares"), parts[0].shape)
+        means, spectra, squares = (torch.stack(t) for t in zip(*((p.means, p.spectrum, p.squares) for p in parts)))
+        return MapStatistics(means, spectra, squares, parts[0].shape)
 
 
 DFT_MAX_PIXELS = 64 * 64  # larger maps take the full FFT: the product's cost grows as (H*W)^1.5

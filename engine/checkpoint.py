@@ -31,6 +31,8 @@ class CheckpointMeta:
     data: str = ""
     epochs: float = 0  # whole epochs, or a fraction with --budget
     test_accuracy: float | None = None
+    test_accuracy_flip: float | None = None  # with flip test-time augmentation; the app uses the plain model
+    raw_test_accuracy: float | None = None  # of the last weights, where their moving average is what is saved
     test_nll: float | None = None
     test_images: int | None = None
     subset_accuracy: float | None = None  # on the bundled 1,000-image test subset

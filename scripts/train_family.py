@@ -1,20 +1,27 @@
-"""Train the bundled CIFAR-10 family one model after another: AlterNet build-up steps 0..6 (Fig 12a;
-step 0 is the PreAct ResNet, step 6 the paper's placement) and the CIFAR ViT, all with one recipe and
-the same number of epochs, into assets/checkpoints/. A model whose checkpoint already holds a finished
-run of this recipe is skipped, so running the script again goes on where it stopped (an interrupted run resumes from its
-training state).
+"""Train the bundled CIFAR-10 family one member at a time, across sessions: AlterNet build-up steps 0..6
+(Fig 12a; step 0 is the PreAct ResNet, step 6 the paper's placement) with one recipe, and the CIFAR ViT
+with its own, all for the same number of epochs.
 
-    python scripts/train_family.py --data .data/cifar10-jpeg [--only step6,vit] [--commit] [--dry-run]
+    python scripts/train_family.py [--data .data/cifar10-jpeg] [--only step6,vit] [--commit] [--dry-run]
 
-`--dry-run` prints the one command that reproduces each checkpoint. `--commit` commits each
-checkpoint and its sidecar as soon as it is written.
+With no member named it says where the family stands (finished, resumable, to do) and trains what is
+left, in the order step 6, step 0, ViT, then steps 3, 1, 5, 2, 4. Each run keeps its resumable state
+(fp32 weights, optimizer, EMA, position in the epoch, random states, Fig 1b's snapshots) outside the work
+tree, under $VIT_EXPLORER_STATE (default ~/.cache/vit-explorer/family/<recipe>/), saved every epoch and
+every 5 minutes, and resumes from it when it is there. A finished member's checkpoint (fp16 weights and
+sidecar) is copied into assets/checkpoints/ and, with `--commit`, committed at once. `--dry-run` prints
+the command that reproduces each checkpoint. The data folder is unpacked from
+../shared/data/cifar10-jpeg.tar.gz when it is missing and that file is there.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import shutil
 import subprocess
 import sys
+import tarfile
 import time
 from pathlib import Path
 
@@ -24,11 +31,16 @@ sys.path.insert(0, str(REPO))
 from engine.models import CHECKPOINTS, checkpoint_stem  # noqa: E402
 from engine.placement import PAPER_DEPTHS, buildup_sequence  # noqa: E402
 
-EPOCHS = 2
-RECIPE = ["--epochs", str(EPOCHS), "--batch-size", "128", "--lr", "1e-3", "--warmup-epochs", "0.2", "--mixup", "0",
-          "--cutmix", "0", "--drop-path", "0", "--seed", "0", "--half",
-          "--precision", "fp32"]  # as the bundled checkpoints were trained (that CPU had no bf16 units)
-ORDER = ("step6", "step0", "vit", "step2", "step4", "step1", "step3", "step5")  # issue: 0, 2, 4, 6 first
+EPOCHS = 15
+COMMON = ["--epochs", str(EPOCHS), "--batch-size", "128", "--weight-decay", "0.05", "--warmup-epochs", "1",
+          "--smoothing", "0.1", "--mixup", "0", "--cutmix", "0", "--drop-path", "0", "--ema", "0.999", "--seed", "0",
+          "--half", "--precision", "auto", "--trajectory-points", "20", "--save-minutes", "5"]
+RECIPES = {  # name -> trainer arguments; one recipe for the CNN and every AlterNet, one for the ViT
+    "cnn-adamw-15": ["--recipe", "cnn-adamw-15", "--optimizer", "adamw", "--lr", "2e-3", "--channels-last", *COMMON],
+    "vit-adamw-15": ["--recipe", "vit-adamw-15", "--optimizer", "adamw", "--lr", "1e-3", *COMMON],
+}
+ORDER = ("step6", "step0", "vit", "step3", "step1", "step5", "step2", "step4")
+SHARED_DATA = REPO.parent / "shared" / "data" / "cifar10-jpeg.tar.gz"
 
 
 def family() -> dict[str, tuple[list[str], str]]:
@@ -44,58 +56,108 @@ def family() -> dict[str, tuple[list[str], str]]:
     return members
 
 
-def finished(stem: str) -> bool:
-    sidecar = CHECKPOINTS / f"{stem}.json"
+def recipe_of(name: str) -> str:
+    return "vit-adamw-15" if name == "vit" else "cnn-adamw-15"
+
+
+def state_root(recipe: str) -> Path:
+    """Where runs of `recipe` keep their checkpoints and training state: outside the work tree."""
+    base = Path(os.environ.get("VIT_EXPLORER_STATE", Path.home() / ".cache" / "vit-explorer" / "family"))
+    return base / recipe
+
+
+def is_finished(sidecar: Path, recipe: str) -> bool:
+    """Whether `sidecar` describes a finished run of `recipe` (all epochs, evaluated)."""
     if not sidecar.is_file():
         return False
     meta = json.loads(sidecar.read_text())
-    return meta.get("epochs") == EPOCHS and meta.get("subset_accuracy") is not None
+    return (meta.get("recipe", {}).get("name") == recipe and meta.get("epochs") == EPOCHS
+            and meta.get("subset_accuracy") is not None)
 
 
-def partial(stem: str) -> Path | None:
-    """The checkpoint of an interrupted run of this recipe (weights, sidecar and training state), if any."""
-    weights = CHECKPOINTS / f"{stem}.safetensors"
-    sidecar, state = CHECKPOINTS / f"{stem}.json", CHECKPOINTS / f"{stem}.state.pt"
-    if not (weights.is_file() and sidecar.is_file() and state.is_file()):
-        return None
-    return weights if json.loads(sidecar.read_text()).get("epochs", 0) < EPOCHS else None
+def standing(name: str, stem: str) -> str:
+    """'finished', 'trained, not yet bundled', 'resumable at epoch X' or 'to do'."""
+    recipe = recipe_of(name)
+    if is_finished(CHECKPOINTS / f"{stem}.json", recipe):
+        return "finished"
+    run = state_root(recipe) / stem
+    if is_finished(run.with_suffix(".json"), recipe):
+        return "trained, not yet bundled"
+    if run.with_suffix(".state.pt").is_file() and run.with_suffix(".json").is_file():
+        return f"resumable at epoch {json.loads(run.with_suffix('.json').read_text()).get('epochs', 0):g}"
+    return "to do"
+
+
+def command_for(name: str, data: str, out: Path | None = None) -> list[str]:
+    model_args, _ = family()[name]
+    where = ["--out", str(out)] if out is not None else []
+    return [sys.executable, "-m", "engine.train", *model_args, "--data", data, *RECIPES[recipe_of(name)], *where]
+
+
+def bundle(stem: str, recipe: str, commit: bool) -> None:
+    """Copy a finished run's checkpoint into assets/checkpoints/ (and commit just those two files)."""
+    run = state_root(recipe) / stem
+    files = []
+    for suffix in (".safetensors", ".json"):
+        shutil.copyfile(run.with_suffix(suffix), CHECKPOINTS / f"{stem}{suffix}")
+        files.append(f"assets/checkpoints/{stem}{suffix}")
+    if not commit:
+        return
+    accuracy = json.loads(run.with_suffix(".json").read_text())["test_accuracy"]
+    message = f"Bundled checkpoint {stem}: {recipe}, {EPOCHS} epochs, {100 * accuracy:.1f}% CIFAR-10 test accuracy"
+    for _ in range(30):  # the index may be locked by a commit made by hand
+        if subprocess.run(["git", "add", "-f", *files], cwd=REPO).returncode == 0 and subprocess.run(
+                ["git", "commit", "-q", "-m", message, "--", *files], cwd=REPO).returncode == 0:
+            return
+        time.sleep(10)
+    print(f"could not commit {files}; commit them by hand", flush=True)
+
+
+def ensure_data(data: str) -> None:
+    folder = REPO / data if not Path(data).is_absolute() else Path(data)
+    if (folder / "train").is_dir() or not SHARED_DATA.is_file():
+        return
+    print(f"unpacking {SHARED_DATA} into {folder}", flush=True)
+    folder.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(SHARED_DATA) as archive:
+        archive.extractall(folder.parent / ".unpack", filter="data")
+    unpacked = next(p.parent for p in (folder.parent / ".unpack").rglob("train") if p.is_dir())
+    for split in ("train", "test"):
+        shutil.move(str(unpacked / split), folder / split)
+    shutil.rmtree(folder.parent / ".unpack")
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--data", default=".data/cifar10-jpeg")
     p.add_argument("--only", default=",".join(ORDER), help="comma-separated members, in order")
-    p.add_argument("--commit", action="store_true")
-    p.add_argument("--dry-run", action="store_true")
+    p.add_argument("--commit", action="store_true", help="commit each finished checkpoint at once")
+    p.add_argument("--dry-run", action="store_true", help="print the command that reproduces each checkpoint")
     args = p.parse_args()
     members = family()
-    for name in args.only.split(","):
-        model_args, stem = members[name]
-        command = [sys.executable, "-m", "engine.train", *model_args, "--data", args.data, *RECIPE]
-        shown = " ".join(["python", *command[1:]])
-        if args.dry_run:
-            print(f"{name}: {shown}")
+    names = args.only.split(",")
+    if args.dry_run:
+        for name in names:
+            print(f"{name}: python {' '.join(command_for(name, args.data)[1:])}")
+        return
+    for name in names:
+        print(f"{name:6} {members[name][1]}: {standing(name, members[name][1])}", flush=True)
+    ensure_data(args.data)
+    for name in names:
+        stem, recipe = members[name][1], recipe_of(name)
+        status = standing(name, stem)
+        if status == "finished":
             continue
-        if finished(stem):
-            print(f"{name}: {stem} is trained already", flush=True)
-            continue
-        interrupted = partial(stem)
-        if interrupted is not None:
-            command += ["--resume", str(interrupted.relative_to(REPO))]
-        print(f"{name}: {' '.join(['python', *command[1:]])}", flush=True)
-        start = time.time()
-        subprocess.run(command, cwd=REPO, check=True)
-        print(f"{name}: done in {(time.time() - start) / 60:.1f} min", flush=True)
-        if args.commit:
-            files = [f"assets/checkpoints/{stem}.safetensors", f"assets/checkpoints/{stem}.json"]
-            for attempt in range(30):  # the index may be locked by a commit made by hand
-                add = subprocess.run(["git", "add", "-f", *files], cwd=REPO)
-                done = add.returncode == 0 and subprocess.run(
-                    ["git", "commit", "-q", "-m", f"Bundled checkpoint {stem} ({EPOCHS} epochs on this CPU)", "--", *files], cwd=REPO
-                ).returncode == 0
-                if done:
-                    break
-                time.sleep(10)
+        run = state_root(recipe) / stem
+        if status != "trained, not yet bundled":
+            command = command_for(name, args.data, run)
+            if status.startswith("resumable"):
+                command += ["--resume", str(run)]
+            print(f"{name}: {' '.join(['python', *command[1:]])}", flush=True)
+            start = time.time()
+            subprocess.run(command, cwd=REPO, check=True)
+            print(f"{name}: done in {(time.time() - start) / 60:.1f} min", flush=True)
+        bundle(stem, recipe, args.commit)
 
 
 if __name__ == "__main__":

@@ -128,3 +128,18 @@ def test_bf16_training_on_the_cpu_runs_and_is_recorded(folder, tmp_path):
     assert json.loads(out.with_suffix(".json").read_text())["precision"] == "bf16"
     with pytest.raises(EngineError, match="precision must be auto, bf16 or fp32"):
         resolve_precision("fp8", torch.device("cpu"))
+
+
+@pytest.mark.parametrize("optimizer", ["adamw", "sgd"])
+def test_a_run_resumed_mid_epoch_gives_the_weights_of_an_uninterrupted_one(folder, tmp_path, optimizer):
+    common = [*TINY, *QUICK, "--data", str(folder), "--limit-test", "4", "--drop-path", "0.1", "--epochs", "2",
+              "--optimizer", optimizer, "--ema", "0.9", "--precision", "fp32", "--recipe", "test-recipe"]
+    straight = main([*common, "--out", str(tmp_path / "straight")])
+    main([*common, "--stop-after-steps", "3", "--out", str(tmp_path / "part")])  # 4 steps an epoch: stops inside epoch 1
+    assert json.loads((tmp_path / "part.json").read_text())["epochs"] == 0.75
+    resumed = main([*common, "--resume", str(tmp_path / "part"), "--out", str(tmp_path / "part")])
+    meta = json.loads((tmp_path / "part.json").read_text())
+    assert meta["epochs"] == 2 and meta["recipe"]["name"] == "test-recipe" and meta["recipe"]["ema"] == 0.9
+    assert meta["test_accuracy_flip"] is not None and meta["raw_test_accuracy"] is not None
+    for key, value in straight.model.state_dict().items():  # the saved (moving-average) weights
+        torch.testing.assert_close(resumed.model.state_dict()[key], value, rtol=0, atol=1e-6, msg=key)

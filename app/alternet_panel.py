@@ -8,10 +8,10 @@ from pathlib import Path
 import gradio as gr
 
 from app import alternet_view as view
-from app import export
 from app import explanations as text
-from app import figures
+from app import export, figures
 from app.cifar_lab import STEPS, CifarLab, LabRun, step_of
+from app.gradio_errors import user_error, watched
 from engine.errors import EngineError
 from engine.placement import PAPER_DEPTHS, Placement, PlacementError, parse
 
@@ -22,13 +22,13 @@ def _placement(spec: str) -> Placement:
     try:
         return parse(spec, PAPER_DEPTHS)
     except PlacementError as exc:
-        raise gr.Error(str(exc), duration=None) from None
+        raise user_error(exc) from None
 
 
 def set_step(step: int) -> list:
     """Build-up step -> the grid's toggles and the spec text."""
     if step is None or not 0 <= int(step) < len(STEPS):
-        raise gr.Error(f"the build-up step must be 0 to {len(STEPS) - 1}, got {step}")
+        raise user_error(f"the build-up step must be 0 to {len(STEPS) - 1}, got {step}")
     placement = STEPS[int(step)]
     return [*view.grid_values(placement), str(placement)]
 
@@ -38,7 +38,7 @@ def set_grid(*values: list[int]) -> list:
     try:
         placement = view.from_grid(list(values))
     except PlacementError as exc:
-        raise gr.Error(str(exc), duration=None) from None
+        raise user_error(exc) from None
     return [step_of(placement), str(placement)]
 
 
@@ -100,11 +100,11 @@ def build(demo: gr.Blocks, lab: CifarLab, image: gr.Image) -> None:
     def on_export(current: tuple[LabRun | None, Placement] | None) -> str:
         """The tab's Fig 8 and 9 as PNG and SVG and its Fig 11 drawing as SVG, in one ZIP."""
         if not current or current[0] is None:
-            raise gr.Error("Pick a photo or average over the test images first.")
+            raise user_error("Pick a photo or average over the test images first.")
         try:
             data = export.alternet_zip(*current)
         except export.ExportError as exc:
-            raise gr.Error(str(exc), duration=None) from None
+            raise user_error(exc) from None
         path = Path(tempfile.mkdtemp()) / f"alternet-{current[1].tag}.zip"
         path.write_bytes(data)
         return str(path)
@@ -115,15 +115,15 @@ def build(demo: gr.Blocks, lab: CifarLab, image: gr.Image) -> None:
         try:
             run = lab.analyze_photo(photo, placement) if photo else None
         except EngineError as exc:
-            raise gr.Error(str(exc), duration=None) from None
+            raise user_error(exc) from None
         what = (f"{view.placement_status(placement)} Curves: your photo, center-cropped and resized to 32×32; "
                 "shading: AlterNet's blocks.")
         return show(run, placement, what)
 
-    def on_subset(spec: str, images: float, progress: gr.Progress = gr.Progress()) -> list:
+    def on_subset(spec: str, images: float, request: gr.Request, progress: gr.Progress = gr.Progress()) -> list:
         """The curves averaged over the balanced CIFAR-10 test subset, with each model's accuracy."""
         placement = _placement(spec)
-        run = lab.analyze_subset(placement, int(images), lambda f, message: progress(f, desc=message))
+        run = lab.analyze_subset(placement, int(images), watched(progress, request))
         what = (f"{view.placement_status(placement)} Curves: mean over {run.images} CIFAR-10 test images "
                 "(the first is shown); shading: AlterNet's blocks.")
         return show(run, placement, what)

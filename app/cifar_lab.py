@@ -78,7 +78,7 @@ class CifarLab:
 
     @on_model_thread
     def analyze_photo(self, image: ImageInput, placement: Placement) -> LabRun:
-        picture = engine.load_image(image)
+        picture = self.service.picture(image)
         models = self.models(placement)
         results = [engine.Analyzer(model).analyze([picture]) for model in models]
         return self._lab_run(results, models, placement, 1, results[0].input_images[0])

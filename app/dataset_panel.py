@@ -9,7 +9,14 @@ import gradio as gr
 
 from app import explanations as text
 from app import export, figures
-from app.service import MAX_DATASET_BYTES, MAX_DATASET_IMAGES, MAX_MODELS, Service, picked_models
+from app.gradio_errors import user_error, watched
+from app.service import (
+    MAX_DATASET_BYTES,
+    MAX_DATASET_IMAGES,
+    MAX_MODELS,
+    Service,
+    picked_models,
+)
 from engine.errors import EngineError
 from engine.results import ModelResult
 
@@ -18,14 +25,14 @@ def build(service: Service, models: gr.CheckboxGroup, typed: gr.Textbox, weights
     """The accordion: ZIP upload, run button, status, Fig 8 and Fig 9, Fig 2a per model, export."""
 
     def measure(archive: str | None, names: list[str], typed_names: str | None, mode: str,
-                progress: gr.Progress = gr.Progress()) -> list:
+                request: gr.Request, progress: gr.Progress = gr.Progress()) -> list:
         if not archive:
-            raise gr.Error("Upload a ZIP of images first.")
+            raise user_error("Upload a ZIP of images first.")
         try:
             results = service.dataset_curves(archive, picked_models(names, typed_names), service.network_weights(mode),
-                                             report=lambda f, message: progress(f, desc=message))
+                                             report=watched(progress, request))
         except (EngineError, ValueError) as exc:
-            raise gr.Error(str(exc), duration=None) from None
+            raise user_error(exc) from None
         summary = "; ".join(r.label for r in results)
         spectra = [gr.Plot(figures.fourier_spectrum(results[i]) if i < len(results) else None, visible=i < len(results))
                    for i in range(MAX_MODELS)]
@@ -34,12 +41,12 @@ def build(service: Service, models: gr.CheckboxGroup, typed: gr.Textbox, weights
 
     def export_zip(results: list[ModelResult], progress: gr.Progress = gr.Progress()) -> gr.File:
         if not results:
-            raise gr.Error("Measure a ZIP of images first.")
+            raise user_error("Measure a ZIP of images first.")
         progress(0.1, desc="Rendering the figures")
         try:
             data = export.dataset_zip(results, service.device_name)
         except export.ExportError as exc:
-            raise gr.Error(str(exc), duration=None) from None
+            raise user_error(exc) from None
         path = Path(tempfile.mkdtemp()) / "dataset-curves.zip"
         path.write_bytes(data)
         return gr.File(str(path), visible=True)

@@ -262,7 +262,6 @@ beside the PNGs in the folder figures.</p>
 def main(argv: list[str] | None = None) -> Path:
     import engine
     from engine.errors import EngineError
-
     from engine.registry import resolve_device
 
     from .service import Service

@@ -10,7 +10,17 @@ import gradio as gr
 
 from app import explanations as text
 from app import export
-from app.paper_findings import MAX_IMAGES, ORDER, PaperFindings, caption, figures, for_slides, panels, sections
+from app.gradio_errors import user_error, watched
+from app.paper_findings import (
+    MAX_IMAGES,
+    ORDER,
+    PaperFindings,
+    caption,
+    figures,
+    for_slides,
+    panels,
+    sections,
+)
 from engine.errors import EngineError
 from engine.findings import FINDINGS
 
@@ -20,11 +30,11 @@ PER_ROW = 2
 def recompute(board: PaperFindings, name: str, panels_: int) -> Callable:
     """The handler running analysis `name` again for this session and re-drawing its panel."""
 
-    def run(recomputed: dict, images: float, progress: gr.Progress = gr.Progress()) -> list:
+    def run(recomputed: dict, images: float, request: gr.Request, progress: gr.Progress = gr.Progress()) -> list:
         try:
-            section = board.recompute(name, int(images), report=lambda f, message: progress(f, desc=message))
+            section = board.recompute(name, int(images), report=watched(progress, request))
         except (EngineError, ValueError) as exc:
-            raise gr.Error(str(exc), duration=None) from None
+            raise user_error(exc) from None
         drawn = figures(name, section)
         return [{**recomputed, name: section}, *(drawn[i] if i < len(drawn) else None for i in range(panels_)),
                 caption(name, section, recomputed=True)]
@@ -33,13 +43,13 @@ def recompute(board: PaperFindings, name: str, panels_: int) -> Callable:
 
 
 def photo_noise(board: PaperFindings) -> Callable:
-    def run(image: str | None, progress: gr.Progress = gr.Progress()):
+    def run(image: str | None, request: gr.Request, progress: gr.Progress = gr.Progress()):
         if not image:
-            raise gr.Error("Upload a photo or pick a sample first.")
+            raise user_error("Upload a photo or pick a sample first.")
         try:
-            figure = board.photo_noise(image, report=lambda f, message: progress(f, desc=message))
+            figure = board.photo_noise(image, report=watched(progress, request))
         except (EngineError, ValueError) as exc:
-            raise gr.Error(str(exc), duration=None) from None
+            raise user_error(exc) from None
         return gr.Plot(figure, visible=True)
 
     return run
@@ -51,7 +61,7 @@ def export_zip(recomputed: dict, progress: gr.Progress = gr.Progress()) -> str:
     try:
         data = export.figures_zip(for_slides(sections(recomputed)))
     except export.ExportError as exc:
-        raise gr.Error(str(exc), duration=None) from None
+        raise user_error(exc) from None
     path = Path(tempfile.mkdtemp()) / "paper-figures.zip"
     path.write_bytes(data)
     return str(path)

@@ -5,26 +5,47 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
 import gradio as gr
+from starlette.middleware import Middleware
 
-from app import alternet_panel, dataset_panel, export, findings_panel
+from app import alternet_panel, dataset_panel, export, figures, findings_panel
 from app import explanations as text
-from app import figures
-from app.attention_view import COLORMAPS, MEAN, ViewOptions, attention_layers, head_choices, render
+from app.attention_view import (
+    COLORMAPS,
+    MEAN,
+    ViewOptions,
+    attention_layers,
+    head_choices,
+    render,
+)
 from app.cifar_lab import CifarLab
+from app.gradio_errors import user_error, watched
+from app.guard import RequestGuard, Uploads
 from app.paper_findings import PaperFindings
-from app.service import (AUTO, DEFAULT_MODELS, MAX_MODELS, SAMPLES, WEIGHT_LABELS, WEIGHT_MODES, ModelRun, Service,
-                         picked_models)
+from app.service import (
+    AUTO,
+    DEFAULT_MODELS,
+    MAX_MODELS,
+    SAMPLES,
+    WEIGHT_LABELS,
+    WEIGHT_MODES,
+    ModelRun,
+    Service,
+    picked_models,
+)
 from engine.errors import EngineError
 
-service = Service.start()
+UPLOADS = Uploads.gradio(tuple(SAMPLES))
+service = Service.start(uploads=UPLOADS)
 lab = CifarLab(service)
 board = PaperFindings(service)
 QUEUE_SIZE = 64  # requests waiting past this are refused with "queue is full"
@@ -107,17 +128,17 @@ def slot_updates(slot: Slot, run: ModelRun | None, colormap: str, opacity: float
 
 
 def analyze_page(image: str | None, names: list[str], weights: str, colormap: str, opacity: float, log_y: bool,
-                 typed: str | None = None, progress: gr.Progress = gr.Progress()) -> dict:
+                 typed: str | None = None, request: gr.Request = None, progress: gr.Progress = gr.Progress()) -> dict:
     """Run the analysis for the page: every panel's update, and the runs kept in the session state.
     `typed` adds any timm models named in the text box to the checked ones."""
     if not image:
-        raise gr.Error("Upload a photo or pick a sample first.")
+        raise user_error("Upload a photo or pick a sample first.")
     start = time.perf_counter()
     try:
         runs = service.analyze(image, picked_models(names, typed), weights,
-                               report=lambda f, message: progress(f, desc=message))
+                               report=watched(progress, request))
     except (EngineError, ValueError) as exc:
-        raise gr.Error(str(exc), duration=None) from None
+        raise user_error(exc) from None
     seconds = time.perf_counter() - start
     results = [run.result for run in runs]
     updates = {
@@ -148,11 +169,11 @@ def lesion(slot: int) -> Callable:
 
     def switch_off(runs: list[ModelRun], indices: list[int], colormap: str, opacity: float, log_y: bool) -> dict:
         if slot >= len(runs):
-            raise gr.Error("Analyze a photo first.")
+            raise user_error("Analyze a photo first.")
         try:
             changed = service.lesioned(runs[slot], indices or [])
         except EngineError as exc:
-            raise gr.Error(str(exc), duration=None) from None
+            raise user_error(exc) from None
         runs = [changed if i == slot else run for i, run in enumerate(runs)]
         results = [run.result for run in runs]
         return slot_updates(slots[slot], changed, colormap, opacity) | {
@@ -166,33 +187,32 @@ def analyze(image: dict, models: list[str], weights: str = "") -> dict:
     """The engine CLI's JSON for one image (a file) and a list of model names; weights 'auto' (or empty:
     the trained weights where they can be had, else random), 'pretrained', 'random', or the name of a
     bundled checkpoint (never a path)."""
-    path = image.get("path") if isinstance(image, dict) else image
     try:
-        return service.analysis_json(service.analyze(path, models, service.network_weights(weights)))
+        return service.analysis_json(service.analyze(image, models, service.network_weights(weights)))
     except (EngineError, ValueError) as exc:
-        raise gr.Error(str(exc), duration=None) from None
+        raise user_error(exc) from None
 
 
 def export_one_figure(runs: list[ModelRun], name: str, fmt: str) -> str:
     """The chosen figure of the analyzed models as a PNG (2x) or SVG file."""
     if not runs:
-        raise gr.Error("Analyze a photo first.")
+        raise user_error("Analyze a photo first.")
     try:
         return str(export.export_figure([run.result for run in runs], name, fmt, Path(tempfile.mkdtemp())))
     except export.ExportError as exc:
-        raise gr.Error(str(exc), duration=None) from None
+        raise user_error(exc) from None
 
 
 def export_pack(runs: list[ModelRun], image: str | None, colormap: str, progress: gr.Progress = gr.Progress()) -> str:
     """Every figure, input, map and value of the analysis, with a handout, as one ZIP."""
     if not runs:
-        raise gr.Error("Analyze a photo first.")
+        raise user_error("Analyze a photo first.")
     progress(0.1, desc="Rendering the figures")
     name = Path(image).name if image else "photo"
     try:
         pack = export.teaching_pack([run.result for run in runs], [runs], [name], service.device_name, colormap)
     except export.ExportError as exc:
-        raise gr.Error(str(exc), duration=None) from None
+        raise user_error(exc) from None
     path = Path(tempfile.mkdtemp()) / "teaching-pack.zip"
     path.write_bytes(pack.zip())
     return str(path)
@@ -288,13 +308,24 @@ CSS = """#banner, #alternet-banner:not(:empty) {background: #fff4e5; border-left
 .caption {font-size: 0.85em}"""
 
 
+def sweep_uploads() -> None:
+    """Every 10 minutes, delete upload-folder files older than FILE_TTL_S, dropped uploads included."""
+    while True:
+        if deleted := UPLOADS.sweep(FILE_TTL_S):
+            logging.getLogger("vit_explorer").info("deleted %d upload files over %d s old", deleted, FILE_TTL_S)
+        time.sleep(600)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--host", default=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"))
     parser.add_argument("--port", type=int, default=int(os.environ.get("GRADIO_SERVER_PORT", "7860")))
     args = parser.parse_args()
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    threading.Thread(target=sweep_uploads, daemon=True, name="sweep-uploads").start()
     demo.queue(max_size=QUEUE_SIZE, default_concurrency_limit=CONCURRENCY).launch(
-        server_name=args.host, server_port=args.port, css=CSS, max_file_size=MAX_UPLOAD, show_error=True
+        server_name=args.host, server_port=args.port, css=CSS, max_file_size=MAX_UPLOAD, show_error=True,
+        app_kwargs={"middleware": [Middleware(RequestGuard, uploads=UPLOADS, queue=lambda: demo._queue)]},
     )
 
 

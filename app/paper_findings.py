@@ -17,8 +17,15 @@ import plotly.graph_objects as go
 
 from app import export
 from app import paper_plots as plots
-from engine.findings import FIGURE_MEMBERS, FINDINGS, compute, headline, member_label, members
-from engine.images import ImageInput, load_image
+from engine.findings import (
+    FIGURE_MEMBERS,
+    FINDINGS,
+    compute,
+    headline,
+    member_label,
+    members,
+)
+from engine.images import ImageInput
 from engine.registry import ASSETS, LoadedModel
 from engine.robustness import FrequencyNoise
 
@@ -148,7 +155,7 @@ class PaperFindings:
     @on_model_thread
     def photo_noise(self, image: ImageInput, report: Report | None = None) -> go.Figure:
         """Fig 2b for one photo: the drop of each model's top-1 probability under noise, band by band."""
-        picture, results = load_image(image), {}
+        picture, results = self.service.picture(image), {}
         for i, key in enumerate(FIGURE_MEMBERS):
             model, label = self.model(key), member_label(key)
 

@@ -10,6 +10,7 @@ import functools
 import os
 import re
 import threading
+import time
 import zipfile
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
@@ -21,7 +22,9 @@ import numpy as np
 from PIL import Image
 
 import engine
+from app.guard import Uploads, model_names, refuse
 from engine.dataset_curves import DatasetCurves, image_names
+from engine.errors import shown
 from engine.images import ImageInput
 from engine.models import CHECKPOINTS, bundled_names, bundled_path
 from engine.registry import resolve_device
@@ -33,7 +36,9 @@ MAX_MODELS = 4
 MAX_DATASET_IMAGES = 500  # per ZIP in the app; `python -m engine curves` has no limit
 MAX_DATASET_BYTES = 50 * 2**20
 MAX_PARAMETERS = int(os.environ.get("VIT_EXPLORER_MAX_PARAMS", 350_000_000))  # ViT-L/16 has 304 M
-MAX_CACHED = 10  # loaded models kept; the least recently used goes first
+MAX_CACHED_BYTES = int(float(os.environ.get("VIT_EXPLORER_CACHE_MB", 3000)) * 2**20)  # loaded models' weights kept
+MAX_MEGAPIXELS = float(os.environ.get("VIT_EXPLORER_MAX_MEGAPIXELS", 200))  # decoded per dataset request
+REQUEST_SECONDS = float(os.environ.get("VIT_EXPLORER_REQUEST_SECONDS", 300))  # a dataset request stops past this
 AUTO = "auto"  # pretrained online; offline, bundled checkpoints where they exist, else random
 WEIGHT_MODES = (AUTO, "pretrained", "random")
 WEIGHT_LABELS = {AUTO: "trained where available", "pretrained": "pretrained only", "random": "random (seeded)"}
@@ -97,6 +102,7 @@ class Service:
 
     seed: int = 0
     device: str = "auto"
+    uploads: Uploads | None = None  # where network files must come from; None: trusted local callers (CLI)
     _online: list[bool] = field(default_factory=list)
     _probe: threading.Thread | None = None
     _models: OrderedDict[tuple[str, str, Options], engine.LoadedModel] = field(default_factory=OrderedDict)
@@ -157,13 +163,27 @@ class Service:
         if key not in self._models:
             parameters = engine.get_spec(name).parameters
             if parameters > MAX_PARAMETERS:
-                raise ValueError(f"{name} has {parameters / 1e6:.0f} M parameters; this server loads models of up to "
-                                 f"{MAX_PARAMETERS / 1e6:.0f} M (VIT_EXPLORER_MAX_PARAMS; the CLI has no limit)")
+                raise refuse(f"{name} has {parameters / 1e6:.0f} M parameters; this server loads models of up to "
+                             f"{MAX_PARAMETERS / 1e6:.0f} M (VIT_EXPLORER_MAX_PARAMS; the CLI has no limit)", "model too large")
             self._models[key] = engine.create_model(name, weights, self.seed, self.device, **options)
-            while len(self._models) > MAX_CACHED:
-                self._evicted_passes += self._models.popitem(last=False)[1].forward_passes
         self._models.move_to_end(key)
+        while len(self._models) > 1 and self.cached_bytes > MAX_CACHED_BYTES:  # least recently used first
+            self._evicted_passes += self._models.popitem(last=False)[1].forward_passes
         return self._models[key]
+
+    @property
+    def cached_bytes(self) -> int:
+        """Bytes of the weights and buffers of the models kept loaded."""
+        return sum(t.numel() * t.element_size() for model in self._models.values()
+                   for t in [*model.module.parameters(), *model.module.buffers()])
+
+    def picture(self, image: object) -> Image.Image:
+        """The photo of a request as RGB: from the upload folder only, when the service serves a network."""
+        return engine.load_image(image if self.uploads is None else self.uploads.image(image))
+
+    def upload(self, value: object, what: str) -> Path:
+        """A file of a request: from the upload folder only, when the service serves a network."""
+        return Path(value) if self.uploads is None else self.uploads.file(value, what)
 
     def network_weights(self, weights: str | None) -> str | None:
         """`weights` as a network client may ask for them: a mode or a bundled checkpoint's name, which
@@ -173,9 +193,9 @@ class Service:
         names = bundled_names()
         if weights in names:
             return str(CHECKPOINTS / f"{weights}.safetensors")
-        raise ValueError(
+        raise refuse(
             f"weights must be {', '.join(WEIGHT_MODES)} or the name of a bundled checkpoint "
-            f"({', '.join(names) or 'none is bundled'}), not {weights!r}"
+            f"({', '.join(names) or 'none is bundled'}), not '{shown(weights)}'", "unknown weights"
         )
 
     @on_model_thread
@@ -187,8 +207,9 @@ class Service:
         Raises engine errors (ImageError, UnknownModelError, WeightsUnavailableError) unchanged.
         """
         report = report or (lambda fraction, message: None)
+        names = model_names(names, MAX_MODELS)
         models = self._each_model(names, weights, report)
-        picture = engine.load_image(image)
+        picture = self.picture(image)
         runs = []
         for i, loaded, mode in models:
             report((i + 0.5) / len(names), f"Running {loaded.spec.label}")
@@ -199,10 +220,9 @@ class Service:
     def _each_model(self, names: list[str], weights: str | None, report: Report) -> Iterator[Loading]:
         """(position, loaded model, weights mode) of each of 1 to MAX_MODELS models, loaded once; the count is
         checked at the call."""
+        names = model_names(names, MAX_MODELS)
         if not names:
-            raise ValueError("pick at least one model")
-        if len(names) > MAX_MODELS:
-            raise ValueError(f"pick at most {MAX_MODELS} models (got {len(names)})")
+            raise refuse("pick at least one model", "no models")
         return self._loading(names, weights, report)
 
     def _loading(self, names: list[str], weights: str | None, report: Report) -> Iterator[Loading]:
@@ -242,20 +262,23 @@ class Service:
     ) -> list[ModelResult]:
         """Figs 2a, 8 and 9 averaged over the images of a ZIP, per model, labelled with the image count.
 
-        Raises ValueError for a file that is not a ZIP, too large, or with too many images.
+        Raises ValueError (Refused) for a file not uploaded, not a ZIP, too large, or with too many images or pixels;
+        unreadable members are skipped and named in the label.
         """
-        archive = Path(archive)
+        archive = self.upload(archive, "the ZIP")
+        deadline = time.monotonic() + REQUEST_SECONDS
         report = report or (lambda fraction, message: None)
+        names = model_names(names, MAX_MODELS)
         models = self._each_model(names, weights, report)
         if not zipfile.is_zipfile(archive):
-            raise ValueError(f"{archive.name} is not a ZIP file; pack the images into one (zip -r images.zip DIR)")
+            raise refuse("the upload is not a ZIP file; pack the images into one (zip -r images.zip DIR)", "not a ZIP")
         if archive.stat().st_size > MAX_DATASET_BYTES:
-            raise ValueError(f"{archive.name} is {archive.stat().st_size / 2**20:.0f} MB; the app takes ZIPs of up to "
-                             f"{MAX_DATASET_BYTES // 2**20} MB (python -m engine curves has no limit)")
+            raise refuse(f"the ZIP is {archive.stat().st_size / 2**20:.0f} MB; the app takes ZIPs of up to "
+                         f"{MAX_DATASET_BYTES // 2**20} MB (python -m engine curves has no limit)", "ZIP too large")
         count = len(image_names(archive))
         if count > MAX_DATASET_IMAGES:
-            raise ValueError(f"{archive.name} holds {count} images; the app measures at most {MAX_DATASET_IMAGES} "
-                             "(python -m engine curves --data takes any number)")
+            raise refuse(f"the ZIP holds {count} images; the app measures at most {MAX_DATASET_IMAGES} "
+                         "(python -m engine curves --data takes any number)", "too many images")
         results = []
         for i, loaded, _ in models:
             label = loaded.spec.label
@@ -263,8 +286,10 @@ class Service:
             def progress(done: int, total: int, i=i, label=label) -> None:
                 report((i + done / total) / len(names), f"{label}: {done} of {total} images")
 
-            measured = DatasetCurves(loaded, batch_size=16).measure(archive, progress=progress)
-            skipped = f", {len(measured.skipped)} unreadable skipped" if measured.skipped else ""
+            measured = DatasetCurves(loaded, batch_size=16).measure(archive, progress=progress, deadline=deadline,
+                                                                    max_pixels=int(MAX_MEGAPIXELS * 1e6))
+            named = ", ".join(shown(name, 40) for name in measured.skipped[:5]) + ("…" * (len(measured.skipped) > 5))
+            skipped = f", {len(measured.skipped)} unreadable skipped ({named})" if measured.skipped else ""
             results.append(replace(measured.model, label=f"{label} · {measured.model.images} images{skipped}"))
         report(1.0, "Done")
         return results

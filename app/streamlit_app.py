@@ -18,11 +18,27 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # `streamlit ru
 from app import alternet_view as view  # noqa: E402
 from app import explanations as text  # noqa: E402
 from app import export, figures  # noqa: E402
-from app.attention_view import COLORMAPS, ViewOptions, attention_layers, head_choices, render  # noqa: E402
-from app.cifar_lab import STEPS, step_of  # noqa: E402
-from app.service import (AUTO, DEFAULT_MODELS, MAX_DATASET_BYTES, MAX_DATASET_IMAGES, MAX_MODELS, SAMPLES,  # noqa: E402
-                         WEIGHT_LABELS, WEIGHT_MODES, ModelRun, picked_models)
 from app import paper_findings as findings  # noqa: E402
+from app.attention_view import (  # noqa: E402
+    COLORMAPS,
+    ViewOptions,
+    attention_layers,
+    head_choices,
+    render,
+)
+from app.cifar_lab import STEPS, step_of  # noqa: E402
+from app.service import (  # noqa: E402
+    AUTO,
+    DEFAULT_MODELS,
+    MAX_DATASET_BYTES,
+    MAX_DATASET_IMAGES,
+    MAX_MODELS,
+    SAMPLES,
+    WEIGHT_LABELS,
+    WEIGHT_MODES,
+    ModelRun,
+    picked_models,
+)
 from app.streamlit_resources import board, lab, service  # noqa: E402
 from engine.errors import EngineError  # noqa: E402
 from engine.findings import FINDINGS  # noqa: E402

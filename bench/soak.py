@@ -37,7 +37,8 @@ def rss_mb(pid: int) -> float:
 
 def start_server(port: int) -> subprocess.Popen:
     env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", "HF_ENDPOINT": "http://127.0.0.1:9",
-           "HF_HUB_CACHE": tempfile.mkdtemp()}
+           "HF_HUB_CACHE": tempfile.mkdtemp(),
+           "VIT_EXPLORER_MAX_PER_ADDRESS": "64"}  # all the simulated visitors share one address
     process = subprocess.Popen([sys.executable, "-m", "app.gradio_app", "--port", str(port)], cwd=ROOT, env=env,
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 120

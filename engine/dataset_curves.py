@@ -26,11 +26,12 @@ from torch.utils.data import DataLoader, Dataset, DistributedSampler
 
 from .analysis import block_results, watch_latents
 from .blocks import BlockSpec
-from .errors import ImageError
+from .errors import EngineError, ImageError
 from .images import load_image
 from .measure import map_statistics, to_bchw
 from .registry import LoadedModel, Transform
 from .results import BlockResult, ModelResult
+from .zip_images import check_pixel_budget, image_size, read_member
 
 IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".bmp", ".webp", ".gif", ".tif", ".tiff"}
 Progress = Callable[[int, int], None]
@@ -51,11 +52,14 @@ def image_names(source: Path) -> list[str]:
 class ImageStream(Dataset):
     """The images of a folder or ZIP through a model's eval transform, as (tensor, readable) pairs.
 
-    An unreadable file gives a zero tensor with readable False: the batch keeps its shape, and the
-    file is left out of the measurements and named in the result.
+    An unreadable file (or a ZIP member that is encrypted, corrupt, or too large unpacked: see
+    engine.zip_images) gives a zero tensor with readable False: the batch keeps its shape, and the file
+    is left out of the measurements and named in the result. `max_pixels` bounds the pixels of all
+    images together, read from their headers before any is decoded.
     """
 
-    def __init__(self, source: str | Path, transform: Transform, limit: int | None = None) -> None:
+    def __init__(self, source: str | Path, transform: Transform, limit: int | None = None,
+                 max_pixels: int | None = None) -> None:
         self.source = Path(source)
         if not self.source.exists():
             raise ImageError(f"{self.source} does not exist")
@@ -65,6 +69,18 @@ class ImageStream(Dataset):
         self.transform = transform
         self._zip: zipfile.ZipFile | None = None  # opened in each worker on first use
         self._shape: torch.Size | None = None
+        if max_pixels is not None:
+            check_pixel_budget([image_size(self._bytes(name)) for name in self.names], max_pixels, "the images")
+
+    def _bytes(self, name: str) -> bytes | Path:
+        if self.source.is_dir():
+            return self.source / name
+        if self._zip is None:
+            self._zip = zipfile.ZipFile(self.source)
+        try:
+            return read_member(self._zip, name)
+        except ImageError:
+            return b""
 
     def __len__(self) -> int:
         return len(self.names)
@@ -75,7 +91,7 @@ class ImageStream(Dataset):
             return load_image(self.source / name)
         if self._zip is None:
             self._zip = zipfile.ZipFile(self.source)
-        return load_image(self._zip.read(name))
+        return load_image(read_member(self._zip, name))
 
     def __getitem__(self, index: int) -> tuple[torch.Tensor, bool]:
         try:
@@ -104,11 +120,13 @@ class DatasetCurves:
     batch_size: int = 64
     workers: int = 0
 
-    def measure(self, source: str | Path, limit: int | None = None, progress: Progress | None = None) -> DatasetResult:
+    def measure(self, source: str | Path, limit: int | None = None, progress: Progress | None = None,
+                max_pixels: int | None = None, deadline: float | None = None) -> DatasetResult:
         """Stream the images of `source` (a folder or ZIP; the first `limit` in name order) through the
-        model and average each block's per-batch curve and variance over the batches."""
+        model and average each block's per-batch curve and variance over the batches. `max_pixels` bounds
+        the pixels decoded; past `deadline` (time.monotonic()) the run stops between batches (EngineError)."""
         started = time.perf_counter()
-        stream = ImageStream(source, self.model.transform, limit)
+        stream = ImageStream(source, self.model.transform, limit, max_pixels)
         rank, world = _process_group()
         if self.batch_size % world:
             raise ValueError(f"batch size {self.batch_size} must be a multiple of the {world} processes")
@@ -122,6 +140,9 @@ class DatasetCurves:
         try:
             with torch.inference_mode():
                 for batch, (images, readable) in enumerate(loader):
+                    if deadline is not None and time.monotonic() > deadline:
+                        raise EngineError(f"stopped after {batch} of {len(loader)} batches: the request ran past its "
+                                          "time budget; measure fewer images")
                     index = rank + world * torch.arange(position, position + len(images))
                     position += len(images)
                     real = index < len(stream)  # DistributedSampler pads with repeated images

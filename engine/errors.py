@@ -19,3 +19,9 @@ class WeightsUnavailableError(EngineError):
 
 class CheckpointError(EngineError):
     """A checkpoint file is unreadable or does not fit the model it is loaded into."""
+
+
+def shown(text: object, limit: int = 60) -> str:
+    """A user's string as it may appear in a message or log line: one line, at most `limit` characters."""
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -16,7 +16,7 @@ from PIL import Image
 from torch import nn
 
 from . import blocks as B
-from .errors import CheckpointError, UnknownModelError, WeightsUnavailableError
+from .errors import CheckpointError, UnknownModelError, WeightsUnavailableError, shown
 from .timm_blocks import FAMILIES, AttentionKind, full_branches, supported_families, timm_split
 from .weights import load_state_dict_strict, read_state_dict, timm_pretrained
 
@@ -111,16 +111,20 @@ def _timm_model_spec(name: str) -> ModelSpec:
     import timm
     from timm.data import infer_imagenet_subset
 
+    unknown = UnknownModelError(
+        f"unknown model '{shown(name)}': neither a registered model ({', '.join(_REGISTRY)}) nor a timm model; "
+        f"any timm model of the supported families works: {'; '.join(supported_families())}"
+    )
     if not timm.is_model(name):
-        raise UnknownModelError(
-            f"unknown model '{name}': neither a registered model ({', '.join(_REGISTRY)}) nor a timm model; "
-            f"any timm model of the supported families works: {'; '.join(supported_families())}"
-        )
-    model = timm.create_model(name, pretrained=False, device="meta")
+        raise unknown
+    try:
+        model = timm.create_model(name, pretrained=False, device="meta")
+    except (RuntimeError, ValueError, KeyError):  # e.g. a pretrained tag timm does not know: 'vit_tiny_patch16_224.evil'
+        raise unknown from None
     try:
         family, split, attention = timm_split(model)
     except UnknownModelError as exc:
-        raise UnknownModelError(f"timm model '{name}': {exc}") from None
+        raise UnknownModelError(f"timm model '{shown(name)}': {exc}") from None
     if not model.num_classes:
         raise UnknownModelError(f"timm model '{name}' has no classifier head; take a variant fine-tuned to classify")
     labels = imagenet_labels

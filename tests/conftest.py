@@ -7,6 +7,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -71,8 +72,15 @@ def wait_until_up(url: str, process: subprocess.Popen, log: Path) -> None:
     raise RuntimeError(f"the app did not answer within {SERVER_START_TIMEOUT_S} s:\n{log.read_text()}")
 
 
+@dataclass(frozen=True)
+class Server:
+    url: str
+    pid: int
+    log: Path
+
+
 @pytest.fixture(scope="session")
-def server_url(output_dir: Path):
+def server(output_dir: Path):
     """`python -m app.gradio_app --port FREE` running for the whole session; its log in test-output/."""
     port = free_port()
     url = f"http://127.0.0.1:{port}"
@@ -88,13 +96,18 @@ def server_url(output_dir: Path):
         )
     try:
         wait_until_up(url, process, log)
-        yield url
+        yield Server(url, process.pid, log)
     finally:
         process.terminate()
         try:
             process.wait(timeout=10)
         except subprocess.TimeoutExpired:
             process.kill()
+
+
+@pytest.fixture(scope="session")
+def server_url(server: Server) -> str:
+    return server.url
 
 
 CHROMIUM = "/usr/bin/chromium"

@@ -72,7 +72,7 @@ def _trace_y(plot: dict, name_part: str) -> list[float]:
 def test_bad_zips_get_readable_errors_and_the_server_keeps_serving(client: Client, photos_zip: Path, tmp_path: Path):
     not_zip = tmp_path / "photos.zip"
     not_zip.write_bytes(png(0, (8, 8)))
-    with pytest.raises(AppError, match="photos.zip is not a ZIP file"):
+    with pytest.raises(AppError, match="the upload is not a ZIP file"):
         client.predict(handle_file(str(not_zip)), MODELS[:1], "", "auto", api_name="/dataset_curves")
     too_many = tmp_path / "many.zip"
     tiny = png(0, (4, 4))

@@ -17,6 +17,7 @@ import os
 import re
 import shutil
 import threading
+import warnings
 import zipfile
 from dataclasses import dataclass, field
 from html import escape
@@ -111,7 +112,9 @@ def images_of(figs: list[go.Figure], fmt: str) -> list[bytes]:
 
     _kaleido()
     scale = SCALE if fmt == "png" else 1
-    return [pio.to_image(fig, format=fmt, width=WIDTH, height=HEIGHT, scale=scale) for fig in figs]
+    with warnings.catch_warnings():  # plotly passes its options both ways; kaleido's server warns each time
+        warnings.filterwarnings("ignore", "The kopts argument is ignored", UserWarning)
+        return [pio.to_image(fig, format=fmt, width=WIDTH, height=HEIGHT, scale=scale) for fig in figs]
 
 
 def png(image: np.ndarray) -> bytes:

@@ -26,7 +26,7 @@ from app.guard import Uploads, model_names, refuse
 from engine.dataset_curves import DatasetCurves, image_names
 from engine.errors import shown
 from engine.images import ImageInput
-from engine.models import CHECKPOINTS, bundled_names, bundled_path
+from engine.models import CHECKPOINTS, auto_weights, bundled_names
 from engine.registry import resolve_device
 from engine.results import Analysis, ModelResult
 from engine.weights import hub_reachable
@@ -130,11 +130,7 @@ class Service:
         checkpoint), else seeded random."""
         if weights not in (None, "", AUTO):
             return weights
-        if engine.get_spec(name).dataset == "cifar10":  # their trained weights are bundled, not on the hub
-            trained = bundled_path(name, options) is not None
-        else:
-            trained = self.online
-        return "pretrained" if trained else "random"
+        return auto_weights(name, self.online, **options)
 
     @property
     def forward_passes(self) -> int:

@@ -3,21 +3,31 @@ analyses on the bundled CIFAR-10 family: `python -m engine hessian --model step0
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import subprocess
 import sys
 from datetime import date
 from pathlib import Path
+from typing import Callable
 
 from tqdm import tqdm
 
 from .analysis import analyze
-from .dataset_curves import DatasetCurves, DatasetResult, distributed_device, finish_process_group, is_main_process
+from .dataset_curves import (
+    DatasetCurves,
+    DatasetResult,
+    distributed_device,
+    finish_process_group,
+    is_main_process,
+)
 from .errors import EngineError
 from .findings import FIGURE_MEMBERS, FINDINGS, compute, headline, load_member, members
-from .registry import create_model, list_models
+from .models import auto_weights
+from .registry import create_model, get_spec, list_models, resolve_device
 from .results import Analysis, BlockResult
+from .weights import hub_reachable
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -48,7 +58,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _model_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--weights", default="pretrained", help="pretrained, random, or a .safetensors path")
+    parser.add_argument("--weights", default="auto", help="auto (the default, as in the app: trained weights where "
+                        "they can be had, the hub's or a bundled checkpoint, else seeded random, labelled so), "
+                        "pretrained, random, or a .safetensors path")
     parser.add_argument("--seed", type=int, default=0, help="seed for random weights")
     parser.add_argument("--device", default="auto", help="auto (CUDA when present), cpu or cuda")
     parser.add_argument("--json", type=Path, help="write the results as JSON to this file ('-' for stdout)")
@@ -111,7 +123,7 @@ def run_findings(args: argparse.Namespace, argv: list[str]) -> int:
     bars: list[tqdm] = []
 
     def progress(label: str):
-        bars.append(tqdm(desc=label, unit="step", file=sys.stderr, leave=False))
+        bars.append(tqdm(desc=label, unit="step", file=sys.stderr, leave=False, disable=None))
 
         def update(done: int, total: int) -> None:
             bars[-1].total = total
@@ -141,8 +153,8 @@ def run_curves(args: argparse.Namespace) -> int:
     results = []
     try:
         for name in args.model:
-            model = create_model(name, args.weights, args.seed, distributed_device(args.device))
-            bar = tqdm(desc=name, unit="img", file=sys.stderr, disable=not is_main_process(), leave=False)
+            model = create_model(name, weights_of(args)(name), args.seed, distributed_device(args.device))
+            bar = tqdm(desc=name, unit="img", file=sys.stderr, disable=None if is_main_process() else True, leave=False)
 
             def progress(done: int, total: int, bar=bar) -> None:
                 bar.total = total
@@ -168,6 +180,23 @@ def run_curves(args: argparse.Namespace) -> int:
     return 0
 
 
+def weights_of(args: argparse.Namespace) -> Callable[[str], str]:
+    """Each model's weights: `--weights` as given, or for 'auto' what it means for that model (the hub is
+    asked once, and only for a model whose trained weights live there)."""
+    if args.weights != "auto":
+        return lambda name: args.weights
+    online = functools.cache(hub_reachable)
+
+    def resolve(name: str) -> str:
+        weights = auto_weights(name, online() if get_spec(name).dataset != "cifar10" else False)
+        if weights == "random":
+            print(f"note: {name}: no trained weights here (offline, or none bundled): seeded random weights",
+                  file=sys.stderr)
+        return weights
+
+    return resolve
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     args = build_parser().parse_args(argv)
@@ -185,11 +214,14 @@ def main(argv: list[str] | None = None) -> int:
     bars: list[tqdm] = []
 
     def progress(name: str):
-        bars.append(tqdm(total=len(args.images), desc=name, unit="image", file=sys.stderr, leave=False))
+        bars.append(tqdm(total=len(args.images), desc=name, unit="image", file=sys.stderr, leave=False, disable=None))
         return lambda done, total: bars[-1].update(done - bars[-1].n)
 
     try:
-        result = analyze(args.images, args.model, args.weights, args.seed, args.device, args.batch_size, progress)
+        weights = weights_of(args)
+        results = [analyze(args.images, [name], weights(name), args.seed, args.device, args.batch_size, progress).models[0]
+                   for name in args.model]
+        result = Analysis(results, str(resolve_device(args.device)))
     except EngineError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -6,6 +6,7 @@ model of a supported family (timm_blocks.py) gets its spec on the fly, labelled 
 """
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass, field, replace
 from functools import lru_cache, partial
 from pathlib import Path
@@ -17,7 +18,13 @@ from torch import nn
 
 from . import blocks as B
 from .errors import CheckpointError, UnknownModelError, WeightsUnavailableError, shown
-from .timm_blocks import FAMILIES, AttentionKind, full_branches, supported_families, timm_split
+from .timm_blocks import (
+    FAMILIES,
+    AttentionKind,
+    full_branches,
+    supported_families,
+    timm_split,
+)
 from .weights import load_state_dict_strict, read_state_dict, timm_pretrained
 
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
@@ -111,16 +118,20 @@ def _timm_model_spec(name: str) -> ModelSpec:
     import timm
     from timm.data import infer_imagenet_subset
 
-    unknown = UnknownModelError(
-        f"unknown model '{shown(name)}': neither a registered model ({', '.join(_REGISTRY)}) nor a timm model; "
-        f"any timm model of the supported families works: {'; '.join(supported_families())}"
-    )
+    def unknown() -> UnknownModelError:
+        close = difflib.get_close_matches(name.split(".")[0], list(dict.fromkeys([*_REGISTRY, *timm.list_models()])), n=3, cutoff=0.8)
+        hint = f" (did you mean {' or '.join(close)}?)" if close else ""
+        return UnknownModelError(
+            f"unknown model '{shown(name)}'{hint}: neither a registered model ({', '.join(_REGISTRY)}) nor a timm "
+            f"model; any timm model of the supported families works: {'; '.join(supported_families())}"
+        )
+
     if not timm.is_model(name):
-        raise unknown
+        raise unknown()
     try:
         model = timm.create_model(name, pretrained=False, device="meta")
     except (RuntimeError, ValueError, KeyError):  # e.g. a pretrained tag timm does not know: 'vit_tiny_patch16_224.evil'
-        raise unknown from None
+        raise unknown() from None
     try:
         family, split, attention = timm_split(model)
     except UnknownModelError as exc:

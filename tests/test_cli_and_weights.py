@@ -39,10 +39,23 @@ def test_cli_writes_the_documented_json(photo_path, tmp_path):
     assert "attention" not in resnet
     assert len(vit["attention"]["layers"]) == 12 and len(vit["attention"]["layers"][0]["mean_distance"]) == 3
     assert "ResNet-50" in done.stdout and "layer4.2" in done.stdout
+    assert "\r" not in done.stderr and "\x1b[" not in done.stderr  # no progress-bar codes into a file or pipe
+
+
+def test_the_cli_defaults_to_trained_weights_where_it_has_them_as_the_app_does(photo_path, tmp_path):
+    env = {"HF_ENDPOINT": "http://127.0.0.1:9", "HF_HOME": str(tmp_path / "hf"), "HF_HUB_CACHE": str(tmp_path / "hf")}
+    out = tmp_path / "out.json"
+    done = run_cli("analyze", str(photo_path), "--model", "vit_cifar", "--model", "vit_tiny_patch16_224",
+                   "--device", "cpu", "--json", str(out), env=env)  # offline, no --weights
+    assert done.returncode == 0, done.stderr
+    cifar, tiny = json.loads(out.read_text())["models"]
+    assert cifar["weights"].startswith("trained here") and not cifar["random_weights"]
+    assert tiny["random_weights"] and "vit_tiny_patch16_224: no trained weights here" in done.stderr
 
 
 @pytest.mark.parametrize("args, words", [
     (["--model", "nonesuch"], "unknown model 'nonesuch'"),
+    (["--model", "vit_smal_patch16_224"], "(did you mean vit_small_patch16_224"),
     (["--model", "resnet50", "--weights", "missing.safetensors"], "does not exist"),
 ])
 def test_cli_errors_are_one_line_with_status_2(photo_path, args, words):
@@ -60,7 +73,7 @@ def test_cli_rejects_a_non_image(tmp_path):
 def test_offline_pretrained_fails_fast_naming_model_and_fix(photo_path, tmp_path):
     env = {"HF_ENDPOINT": "http://127.0.0.1:9", "HF_HOME": str(tmp_path / "hf"), "HF_HUB_CACHE": str(tmp_path / "hf")}
     started = time.monotonic()
-    done = run_cli("analyze", str(photo_path), "--model", "vit_small_patch16_224", env=env)
+    done = run_cli("analyze", str(photo_path), "--model", "vit_small_patch16_224", "--weights", "pretrained", env=env)
     assert done.returncode == 2
     assert "vit_small_patch16_224" in done.stderr and "timm/vit_small_patch16_224" in done.stderr
     assert "random" in done.stderr and time.monotonic() - started < 60

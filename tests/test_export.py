@@ -32,6 +32,7 @@ def pack(tmp_path_factory, sample_photo: Path) -> zipfile.ZipFile:
         env={"PATH": "/usr/bin:/bin", "HF_ENDPOINT": "http://127.0.0.1:9", "HOME": str(out.parent)},
     )
     assert done.returncode == 0, done.stderr
+    assert "kopts" not in done.stderr and "Warning" not in done.stderr, done.stderr  # no warning per export
     return zipfile.ZipFile(out)
 
 

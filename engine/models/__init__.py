@@ -97,6 +97,17 @@ def bundled_path(name: str, options: dict | None = None) -> Path | None:
     return path if path.is_file() else None
 
 
+def auto_weights(name: str, online: bool, **options) -> str:
+    """What weights 'auto' means for model `name`: 'pretrained' where trained weights can be had (a CIFAR
+    model's bundled checkpoint; a timm model's hub weights when the hub answers), else 'random' (seeded,
+    and labelled so)."""
+    from ..registry import get_spec
+
+    if get_spec(name).dataset == "cifar10":  # their trained weights are bundled, not on the hub
+        return "pretrained" if bundled_path(name, options) is not None else "random"
+    return "pretrained" if online else "random"
+
+
 def bundled_names() -> list[str]:
     """The names (file stems) of the bundled checkpoints, e.g. 'alternet-s4b4', 'vit_cifar'."""
     return sorted(path.stem for path in CHECKPOINTS.glob("*.safetensors"))

@@ -67,7 +67,7 @@ def build(demo: gr.Blocks, lab: CifarLab, image: gr.Image) -> None:
             gr.Markdown(view.steps_markdown(), elem_id="alternet-steps")
     drawing = gr.HTML(elem_id="alternet-drawing", padding=True)
     cost = gr.Markdown(elem_id="alternet-cost")
-    banner = gr.Markdown(elem_id="alternet-banner")
+    banner = gr.Markdown(elem_id="alternet-banner", visible=False)
     with gr.Row(equal_height=False):
         with gr.Column(scale=1, min_width=220):
             seen = gr.Image(label="Input, 32×32", interactive=False, format="png", height=200,
@@ -93,7 +93,8 @@ def build(demo: gr.Blocks, lab: CifarLab, image: gr.Image) -> None:
             curves = [view.input_view(run), figures.high_frequency(run.results, shaded=1),
                       figures.variance(run.results, True, shaded=1), what,
                       view.accuracy_markdown(run) if run.accuracy else ""]
-        banner = view.weights_banner(placement)
+        warning = view.weights_banner(placement)
+        banner = gr.Markdown(warning, visible=bool(warning))  # no empty orange strip
         return [view.architecture_svg(placement), view.cost_markdown(lab.cost(placement)), banner, *curves,
                 (run, placement)]
 

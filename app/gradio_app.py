@@ -112,9 +112,7 @@ def slot_updates(slot: Slot, run: ModelRun | None, colormap: str, opacity: float
     return {
         slot.column: gr.Column(visible=True),
         slot.header: f"### {result.label}\n{badge}",
-        slot.predictions: gr.Label(
-            {p.label: p.probability for p in result.predictions[0]}, label=f"Top-5 predictions{suffix}"
-        ),
+        slot.predictions: gr.Label(top5(result), label=f"Top-5 predictions{suffix}", show_heading=not result.random_weights),
         slot.view: gr.Image(image, label=f"Where it looks{suffix}"),
         slot.caption: caption,
         slot.controls: gr.Group(visible=layers > 0),
@@ -125,6 +123,15 @@ def slot_updates(slot: Slot, run: ModelRun | None, colormap: str, opacity: float
         slot.spectrum_column: gr.Column(visible=True),
         slot.spectrum: figures.fourier_spectrum(result),
     }
+
+
+def top5(result) -> dict[str, float]:
+    """The first image's top-5 for gr.Label; with random weights every probability is near 1/classes, so
+    each class also shows its probability to two decimals (the bars alone would all read 0%)."""
+    predictions = result.predictions[0]
+    if not result.random_weights:
+        return {p.label: p.probability for p in predictions}
+    return {f"{p.label} ({p.probability:.2%})": p.probability for p in predictions}
 
 
 def analyze_page(image: str | None, names: list[str], weights: str, colormap: str, opacity: float, log_y: bool,
@@ -147,6 +154,7 @@ def analyze_page(image: str | None, names: list[str], weights: str, colormap: st
         high_frequency: figures.high_frequency(results),
         variance: figures.variance(results, log_y),
         figure_name: gr.Dropdown(export.figure_choices(results), value="fig9-variance"),
+        exported: gr.File(value=None),  # an export of the previous analysis must not stay on offer
     }
     for i, slot in enumerate(slots):
         updates |= slot_updates(slot, runs[i] if i < len(runs) else None, colormap, opacity)
@@ -286,7 +294,7 @@ with gr.Blocks(title="ViT explorer", delete_cache=(600, FILE_TTL_S)) as demo:
     run.click(
         analyze_page,
         [image, models, weights, colormap, opacity, log_y, typed_models],
-        [state, status, *[c for slot in slots for c in slot.outputs], high_frequency, variance, figure_name],
+        [state, status, *[c for slot in slots for c in slot.outputs], high_frequency, variance, figure_name, exported],
         api_name="run",
         show_progress_on=status,
     )
@@ -294,6 +302,8 @@ with gr.Blocks(title="ViT explorer", delete_cache=(600, FILE_TTL_S)) as demo:
         inputs, outputs = [state, colormap, opacity, *slot.options], [slot.view, slot.caption]
         gr.on([slot.layer.input, slot.head.input, slot.rollout.input], redraw(i), inputs, outputs, api_name=f"view_{i}")
         gr.on([colormap.input, opacity.input], redraw(i), inputs, outputs, api_visibility="private")
+        slot.rollout.input(lambda rollout: [gr.Slider(interactive=not rollout), gr.Dropdown(interactive=not rollout)],
+                           slot.rollout, [slot.layer, slot.head], api_visibility="private")  # rollout takes every layer and head
         gr.on([slot.lesion.input], lesion(i), [state, slot.lesion, colormap, opacity, log_y],
               [state, *slot.outputs, high_frequency, variance], api_name=f"lesion_{i}", show_progress_on=slot.lesion)
     log_y.input(lambda runs, log: figures.variance([r.result for r in runs], log), [state, log_y], variance,
@@ -304,7 +314,7 @@ with gr.Blocks(title="ViT explorer", delete_cache=(600, FILE_TTL_S)) as demo:
     export_all.click(export_pack, [state, image, colormap], exported, api_name="export_pack")
     demo.load(on_load, None, banner, api_visibility="private")
 
-CSS = """#banner, #alternet-banner:not(:empty) {background: #fff4e5; border-left: 4px solid #f59e0b; padding: 8px 12px}
+CSS = """#banner, #alternet-banner {background: #fff4e5; border-left: 4px solid #f59e0b; padding: 8px 12px}
 .caption {font-size: 0.85em}"""
 
 

@@ -57,6 +57,13 @@ def picked_models(checked: list[str], typed: str | None) -> list[str]:
     return list(dict.fromkeys([*checked, *typed_names]))
 
 
+def switched_off(indices: list[int]) -> str:
+    """'unit 5 switched off', 'units 1 and 4 switched off', 'units 1, 4 and 6 switched off'."""
+    numbers = [str(i) for i in indices]
+    listed = numbers[0] if len(numbers) == 1 else f"{', '.join(numbers[:-1])} and {numbers[-1]}"
+    return f"unit{'s' * (len(numbers) > 1)} {listed} switched off"
+
+
 def on_model_thread(method: Method) -> Method:
     """Run a method of a Service (or of an object holding one as `.service`) on that service's one
     model thread, waiting for the result."""
@@ -239,8 +246,7 @@ class Service:
         loaded = self.load(original.result.name, original.weights)
         with engine.Lesion(loaded, indices):
             lesioned = self._run(loaded, original.picture, original.weights)
-        off = ", ".join(map(str, indices))
-        result = replace(lesioned.result, label=f"{original.result.label} · units {off} off")
+        result = replace(lesioned.result, label=f"{original.result.label} · {switched_off(indices)}")
         return replace(lesioned, result=result, lesion=tuple(indices), original=original)
 
     def _run(self, loaded: engine.LoadedModel, picture: Image.Image, weights: str) -> ModelRun:

@@ -44,7 +44,7 @@ def test_buildup_step_6_is_the_papers_model_with_msas_where_fig_11_has_them(clie
     )
     assert drawing.count('fill="#b8b8b8"') == 6 + 1  # six gray MSA boxes, plus the legend's
     assert "2.14 M** parameters" in cost and "GFLOPs" in cost and "ms** CPU latency" in cost  # width 16
-    assert banner == "" and "step 6" in source and not accuracy  # all three models are trained and bundled
+    assert banner["value"] == "" and not banner["visible"] and "step 6" in source and not accuracy  # all three models are trained and bundled
     assert Path(seen).stat().st_size > 0
     for plot in (high_frequency, variance):
         alternet, resnet, vit = curves(plot).items()
@@ -66,28 +66,28 @@ def test_a_bad_spec_gives_a_readable_error_and_the_next_request_works(client: Cl
 
 def test_subset_average_gives_trained_accuracies_and_chance_level_for_an_untrained_placement(client: Client):
     *_, banner, _, high_frequency, _, source, accuracy = client.predict("none", 100, api_name="/alternet_subset")
-    assert "mean over 100 CIFAR-10 test images" in source and banner == ""  # step 0: the PreAct ResNet's checkpoint
+    assert "mean over 100 CIFAR-10 test images" in source and banner["value"] == ""  # step 0: the PreAct ResNet's checkpoint
     assert "chance level" not in accuracy
     assert all(float(value) > 25 for value in re.findall(r"\*\*([0-9.]+)%\*\*", accuracy)) and accuracy.count("%**") == 3
     assert kinds_at(next(iter(curves(high_frequency).values())), "msa") == []
     *_, banner, _, _, _, _, accuracy = client.predict("s1:2", 20, api_name="/alternet_subset")  # no checkpoint
-    assert accuracy.count("chance level: the weights are random") == 1 and "AlterNet, custom" in banner
+    assert accuracy.count("chance level: the weights are random") == 1 and "AlterNet, custom" in banner["value"] and banner["visible"]
 
 
 def test_a_lesion_changes_the_results_and_clearing_it_restores_them_bit_for_bit(client: Client, sample_photo: Path):
     photo = handle_file(str(sample_photo))
     before = client.predict(photo, ["resnet50"], "random", api_name="/analyze")
     page = client.predict(photo, ["resnet50", "vit_tiny_patch16_224"], "random", "inferno", 0.6, True, api_name="/run")
-    predictions, high_frequency = page[2]["value"], page[-3]  # ..., high-frequency, variance, figure names
+    predictions, high_frequency = page[2]["value"], page[-4]  # ..., high-frequency, variance, figure names, export
     units = [index for _, index in page[8]["choices"]]
     assert 4 not in units and 0 not in units and units[:3] == [1, 2, 3]  # no subsampling or stem block
 
     lesioned = client.predict([5, 6], api_name="/lesion_0")
     assert lesioned[1]["value"] != predictions
-    resnet = curves(lesioned[-2])["ResNet-50 · units 5, 6 off (random weights)"]
+    resnet = curves(lesioned[-2])["ResNet-50 · units 5 and 6 switched off (random weights)"]
     assert resnet != curves(high_frequency)["ResNet-50 (random weights)"]
     vit_lesioned = client.predict([1, 4], api_name="/lesion_1")  # an msa and an mlp unit of ViT-Ti
-    assert "units 1, 4 off" in vit_lesioned[0]
+    assert "units 1 and 4 switched off" in vit_lesioned[0]
     with pytest.raises(AppError, match="4 .* is not in the list of choices"):  # a subsampling block
         client.predict([4], api_name="/lesion_0")
 
@@ -112,7 +112,7 @@ def test_alternet_tab_in_the_browser(page, server_url: str, sample_photo: Path, 
     page.locator("#alternet-variance .js-plotly-plot").wait_for(timeout=TIMEOUT_MS)
     assert PAPER_SPEC in svg.get_attribute("aria-label")
     page.locator("#alternet-steps").get_by_text("✓").first.wait_for()
-    assert page.locator("#alternet-banner").inner_text().strip() == ""  # trained models, offline
+    assert not page.locator("#alternet-banner").is_visible()  # trained models, offline: no (empty) warning strip
     page.screenshot(path=str(output_dir / "alternet.png"), full_page=True)
     legend = page.locator("#alternet-high-frequency .legendtext").evaluate_all("els => els.map(e => e.textContent)")
     assert "AlterNet, step 6 (6 MSAs)" in legend and not any("random" in name for name in legend)

@@ -45,5 +45,5 @@ def test_upload_analyze_and_every_panel_renders(page, server_url: str, sample_ph
 
     page.locator("#lesion-0 input").click()
     page.get_by_role("option", name="5 layer2.1 (conv)").click()
-    page.locator("#model-0").get_by_text("units 5 off").first.wait_for(timeout=ANALYSIS_TIMEOUT_MS)
+    page.locator("#model-0").get_by_text("unit 5 switched off").first.wait_for(timeout=ANALYSIS_TIMEOUT_MS)
     assert client.predict(api_name="/forward_passes") > passes  # a lesion does re-run the model

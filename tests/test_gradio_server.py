@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import re
 import struct
 import zlib
 from pathlib import Path
@@ -9,7 +10,6 @@ from pathlib import Path
 import pytest
 from gradio_client import Client, handle_file
 from gradio_client.exceptions import AppError
-
 
 MODELS = ["resnet50", "vit_tiny_patch16_224"]
 
@@ -102,3 +102,13 @@ def test_weights_over_the_network_are_a_mode_or_a_bundled_checkpoint_never_a_pat
     assert not model["random_weights"]
     auto = client.predict(photo, ["vit_cifar", "resnet50"], "", api_name="/analyze")["models"]
     assert auto[0]["weights"] == model["weights"] and auto[1]["random_weights"]  # offline: bundled, else random
+
+
+def test_random_top5_reads_each_probability_and_a_new_analysis_clears_the_old_export(client: Client, sample_photo: Path):
+    photo = handle_file(str(sample_photo))
+    out = client.predict(photo, ["vit_tiny_patch16_224"], "random", "inferno", 0.6, True, api_name="/run")
+    (top5,) = [o["value"] for o in out if isinstance(o, dict) and isinstance(o.get("value"), dict) and "confidences" in o["value"]]
+    labels = [c["label"] for c in top5["confidences"]]
+    assert len(labels) == 5 and all(re.search(r" \(\d+\.\d\d%\)$", label) for label in labels)  # not five times "0%"
+    assert client.predict(photo, "inferno", api_name="/export_pack")  # a pack of this analysis on offer ...
+    assert client.predict(photo, ["vit_tiny_patch16_224"], "random", "inferno", 0.6, True, api_name="/run")[-1]["value"] is None

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import zipfile
 import sys
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from streamlit.testing.v1 import AppTest
 from app.streamlit_resources import service
 from tests.conftest import ROOT, free_port, wait_until_up
 from tests.test_dataset_app import write_photos_zip
+from tests.test_server_guard import patch_member, png_bytes
 
 SCRIPT = str(ROOT / "app" / "streamlit_app.py")
 TIMEOUT_S = 300
@@ -87,7 +89,7 @@ def streamlit_url(output_dir: Path):
     log = output_dir / "streamlit.log"
     env = {**os.environ, "HF_ENDPOINT": "http://127.0.0.1:9", "HF_HUB_CACHE": str(output_dir / "hub-cache")}
     command = [sys.executable, "-m", "streamlit", "run", SCRIPT, "--server.port", str(port), "--server.headless",
-               "true", "--browser.gatherUsageStats", "false", "--server.address", "127.0.0.1", "--client.toolbarMode", "viewer"]
+               "true", "--server.address", "127.0.0.1"]  # the rest from .streamlit/config.toml, as scripts/run.sh
     with log.open("w") as out:
         process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
     try:
@@ -116,6 +118,9 @@ def test_streamlit_server_in_the_browser(page, streamlit_url: str, sample_photo:
 
 def test_dataset_curves_of_a_zip_in_the_browser(page, streamlit_url: str, tmp_path: Path, output_dir: Path):
     archive = write_photos_zip(tmp_path / "photos.zip")
+    with zipfile.ZipFile(archive, "a") as packed:
+        packed.writestr("photos/locked.png", png_bytes(9))
+    archive.write_bytes(patch_member(archive.read_bytes(), "photos/locked.png", flags=0x1))  # encrypted
     page.goto(streamlit_url)
     page.get_by_role("button", name="Analyze").wait_for(timeout=TIMEOUT_S * 1000)
     page.get_by_text("Dataset curves: Figs 2a, 8 and 9 over a ZIP of images").click()
@@ -124,7 +129,9 @@ def test_dataset_curves_of_a_zip_in_the_browser(page, streamlit_url: str, tmp_pa
     page.get_by_role("button", name="Measure the ZIP").click()
     page.get_by_text("Averaged over the ZIP").wait_for(timeout=TIMEOUT_S * 1000)
     expander = page.locator("[data-testid=stExpander]").filter(has_text="Averaged over the ZIP")
-    assert "ResNet-50 · 5 images, 1 unreadable skipped" in expander.inner_text()
+    summary = expander.inner_text()
+    assert "ResNet-50 · 5 images, 2 unreadable skipped" in summary and "locked.png" in summary, summary
+    assert "Traceback" not in page.locator("body").inner_text()
     page.wait_for_function("() => document.querySelectorAll('[data-testid=stExpander] .js-plotly-plot').length >= 4",
                            timeout=TIMEOUT_S * 1000)
     expander.screenshot(path=str(output_dir / "streamlit-dataset.png"))

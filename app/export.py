@@ -30,9 +30,9 @@ from PIL import Image
 from engine.placement import Placement
 from engine.results import Analysis, ModelResult
 
-from . import explanations as text
-from . import figures
-from .attention_view import ViewOptions, attention_layers, render
+from .views import texts as text
+from .views import figures
+from .views.attention import ViewOptions, attention_layers, render
 from .cifar_lab import LabRun
 from .service import ModelRun
 
@@ -179,7 +179,7 @@ def dataset_zip(results: list[ModelResult], device: str) -> bytes:
 
 def alternet_zip(run: LabRun, placement: Placement) -> bytes:
     """The AlterNet tab's figures: Fig 8 and Fig 9 as PNG and SVG, the Fig 11 drawing as SVG."""
-    from .alternet_view import architecture_svg
+    from .views.alternet import architecture_svg
 
     figs = {"fig8-high-frequency": for_export(figures.high_frequency(run.results, shaded=1), run.results),
             "fig9-variance": for_export(figures.variance(run.results, True, shaded=1), run.results)}
@@ -190,16 +190,6 @@ def figure_choices(results: list[ModelResult]) -> list[tuple[str, str]]:
     """(title, file stem) of every exportable figure, for pickers."""
     return [(f"Fig 2a: {r.label}", f"fig2a-{slug(r.name)}") for r in results] + [
         ("Fig 8: high-frequency Δ log amplitude", "fig8-high-frequency"), ("Fig 9: feature-map variance", "fig9-variance")]
-
-
-def export_figure(results: list[ModelResult], name: str, fmt: str, folder: Path) -> Path:
-    """Figure `name` of `results` as `folder/<name>.<fmt>` (png at 2x or svg), titled for slides."""
-    figs = paper_figures(results)
-    if name not in figs or fmt not in ("png", "svg"):
-        raise ExportError(f"no figure {name!r} as {fmt!r}: pick one of {', '.join(figs)} as png or svg")
-    path = folder / f"{name}.{fmt}"
-    path.write_bytes(images_of([figs[name]], fmt)[0])
-    return path
 
 
 def teaching_pack(

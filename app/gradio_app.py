@@ -7,7 +7,6 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -17,37 +16,25 @@ from typing import Callable
 import gradio as gr
 from starlette.middleware import Middleware
 
-from app import alternet_panel, dataset_panel, export, figures, findings_panel
-from app import explanations as text
-from app.attention_view import (
-    COLORMAPS,
-    MEAN,
-    ViewOptions,
-    attention_layers,
-    head_choices,
-    render,
-)
 from app.cifar_lab import CifarLab
-from app.gradio_errors import user_error, watched
+from app.gradio_ui import alternet as alternet_panel
+from app.gradio_ui import dataset as dataset_panel
+from app.gradio_ui import paper as findings_panel
+from app.gradio_ui.errors import saved, user_facing, watched
 from app.guard import RequestGuard, Uploads
 from app.paper_findings import PaperFindings
-from app.service import (
-    AUTO,
-    DEFAULT_MODELS,
-    MAX_MODELS,
-    SAMPLES,
-    WEIGHT_LABELS,
-    WEIGHT_MODES,
-    ModelRun,
-    Service,
-    picked_models,
-)
-from engine.errors import EngineError
+from app.service import AUTO, DEFAULT_MODELS, MAX_MODELS, SAMPLES, WEIGHT_LABELS, WEIGHT_MODES, ModelRun, Service
+from app.tabs.alternet import AlterNetTab
+from app.tabs.compare import Column, CompareTab, Look, Page
+from app.tabs.dataset import DatasetTab
+from app.tabs.paper import PaperTab
+from app.views import texts as text
+from app.views.attention import COLORMAPS, MEAN, ViewOptions
+from app.views.texts import LABEL
 
 UPLOADS = Uploads.gradio(tuple(SAMPLES))
 service = Service.start(uploads=UPLOADS)
-lab = CifarLab(service)
-board = PaperFindings(service)
+tab = CompareTab(service)
 QUEUE_SIZE = 64  # requests waiting past this are refused with "queue is full"
 CONCURRENCY = 2  # events of one kind in progress at once; models themselves run one at a time
 MAX_UPLOAD = "50mb"
@@ -81,6 +68,25 @@ class Slot:
         return [self.column, self.header, self.predictions, self.view, self.caption, self.controls,
                 *self.options, self.lesion, self.spectrum_column, self.spectrum]
 
+    def show(self, column: Column | None) -> dict:
+        """The slot's updates: filled in from `column`, hidden when unused."""
+        if column is None:
+            return {self.column: gr.Column(visible=False), self.spectrum_column: gr.Column(visible=False)}
+        return {
+            self.column: gr.Column(visible=True),
+            self.header: column.title,
+            self.predictions: gr.Label(column.top5, label=column.top5_title, show_heading=not column.random),
+            self.view: gr.Image(column.image, label=column.map_title),
+            self.caption: column.caption,
+            self.controls: gr.Group(visible=column.layers > 0),
+            self.layer: gr.Slider(1, max(column.layers, 2), value=max(column.layers, 1), step=1, interactive=True),
+            self.head: gr.Dropdown(column.heads, value=MEAN, interactive=True),
+            self.rollout: gr.Checkbox(value=False, visible=column.rollout),
+            self.lesion: gr.Dropdown(choices=column.units, value=column.lesion),
+            self.spectrum_column: gr.Column(visible=True),
+            self.spectrum: column.spectrum,
+        }
+
 
 def compare_column(i: int) -> list:
     with gr.Column(visible=False, min_width=260, elem_id=f"model-{i}") as column:
@@ -90,75 +96,32 @@ def compare_column(i: int) -> list:
                         elem_id=f"view-{i}")
         caption = gr.Markdown(elem_classes="caption")
         with gr.Group(visible=False) as controls:
-            layer = gr.Slider(1, 12, value=12, step=1, label="Layer")
+            layer = gr.Slider(1, 12, value=12, step=1, label=LABEL.layer)
             with gr.Row():
-                head = gr.Dropdown([MEAN], value=MEAN, label="Head", min_width=80)
-                rollout = gr.Checkbox(label="Rollout (all layers)", min_width=80)
-        lesion = gr.Dropdown([], value=[], multiselect=True, label="Switch off units (lesion, Fig 10b)",
-                             info=text.LESION, elem_id=f"lesion-{i}")
+                head = gr.Dropdown([MEAN], value=MEAN, label=LABEL.head, min_width=80)
+                rollout = gr.Checkbox(label=LABEL.rollout, min_width=80)
+        lesion = gr.Dropdown([], value=[], multiselect=True, label=LABEL.lesion, info=text.LESION, elem_id=f"lesion-{i}")
     return [column, header, predictions, view, caption, controls, layer, head, rollout, lesion]
 
 
-def slot_updates(slot: Slot, run: ModelRun | None, colormap: str, opacity: float) -> dict:
-    """The slot's updates after an analysis: filled in for `run`, hidden when unused."""
-    if run is None:
-        return {slot.column: gr.Column(visible=False), slot.spectrum_column: gr.Column(visible=False)}
-    result = run.result
-    badge = text.RANDOM_BADGE.format(seed=service.seed) if result.random_weights else result.weights
-    suffix = " · random weights" if result.random_weights else ""
-    layers = attention_layers(run)
-    has_rollout = result.attention is not None and result.attention.rollout is not None
-    image, caption = render(run, ViewOptions(layer=layers, head=MEAN), colormap, opacity)
-    return {
-        slot.column: gr.Column(visible=True),
-        slot.header: f"### {result.label}\n{badge}",
-        slot.predictions: gr.Label(top5(result), label=f"Top-5 predictions{suffix}", show_heading=not result.random_weights),
-        slot.view: gr.Image(image, label=f"Where it looks{suffix}"),
-        slot.caption: caption,
-        slot.controls: gr.Group(visible=layers > 0),
-        slot.layer: gr.Slider(1, max(layers, 2), value=max(layers, 1), step=1),
-        slot.head: gr.Dropdown(head_choices(run), value=MEAN),
-        slot.rollout: gr.Checkbox(value=False, visible=has_rollout),
-        slot.lesion: gr.Dropdown(choices=list(run.units), value=list(run.lesion)),
-        slot.spectrum_column: gr.Column(visible=True),
-        slot.spectrum: figures.fourier_spectrum(result),
-    }
+def page_updates(page: Page, slots: list[Slot]) -> dict:
+    """Every slot, Fig 8 and Fig 9, and the runs kept in the session state."""
+    updates = {state: page.runs, high_frequency: page.high_frequency, variance: page.variance}
+    for i, slot in enumerate(slots):
+        updates |= slot.show(page.columns[i] if i < len(page.columns) else None)
+    return updates
 
 
-def top5(result) -> dict[str, float]:
-    """The first image's top-5 for gr.Label; with random weights every probability is near 1/classes, so
-    each class also shows its probability to two decimals (the bars alone would all read 0%)."""
-    predictions = result.predictions[0]
-    if not result.random_weights:
-        return {p.label: p.probability for p in predictions}
-    return {f"{p.label} ({p.probability:.2%})": p.probability for p in predictions}
-
-
+@user_facing
 def analyze_page(image: str | None, names: list[str], weights: str, colormap: str, opacity: float, log_y: bool,
                  typed: str | None = None, request: gr.Request = None, progress: gr.Progress = gr.Progress()) -> dict:
-    """Run the analysis for the page: every panel's update, and the runs kept in the session state.
-    `typed` adds any timm models named in the text box to the checked ones."""
-    if not image:
-        raise user_error("Upload a photo or pick a sample first.")
-    start = time.perf_counter()
-    try:
-        runs = service.analyze(image, picked_models(names, typed), weights,
-                               report=watched(progress, request))
-    except (EngineError, ValueError) as exc:
-        raise user_error(exc) from None
-    seconds = time.perf_counter() - start
-    results = [run.result for run in runs]
-    updates = {
-        state: runs,
-        status: f"Analyzed {len(runs)} model{'s' * (len(runs) > 1)} in {seconds:.1f} s.",
-        high_frequency: figures.high_frequency(results),
-        variance: figures.variance(results, log_y),
-        figure_name: gr.Dropdown(export.figure_choices(results), value="fig9-variance"),
+    """Run the analysis for the page; `typed` adds any timm models named in the text box to the checked ones."""
+    page = tab.analyze(image, names, typed, weights, Look(colormap, opacity, log_y), report=watched(progress, request))
+    return page_updates(page, slots) | {
+        status: page.status,
+        figure_name: gr.Dropdown(page.figure_choices, value="fig9-variance"),
         exported: gr.File(value=None),  # an export of the previous analysis must not stay on offer
     }
-    for i, slot in enumerate(slots):
-        updates |= slot_updates(slot, runs[i] if i < len(runs) else None, colormap, opacity)
-    return updates
 
 
 def redraw(slot: int) -> Callable:
@@ -167,7 +130,7 @@ def redraw(slot: int) -> Callable:
     def view(runs: list[ModelRun], colormap: str, opacity: float, layer: float, head: str, rollout: bool):
         if slot >= len(runs):
             return gr.skip(), gr.skip()
-        return render(runs[slot], ViewOptions(int(layer), head, rollout), colormap, opacity)
+        return tab.view(runs[slot], ViewOptions(int(layer), head, rollout), Look(colormap, opacity))
 
     return view
 
@@ -175,55 +138,34 @@ def redraw(slot: int) -> Callable:
 def lesion(slot: int) -> Callable:
     """The handler re-running one slot's model with the chosen units switched off (none: restored)."""
 
+    @user_facing
     def switch_off(runs: list[ModelRun], indices: list[int], colormap: str, opacity: float, log_y: bool) -> dict:
-        if slot >= len(runs):
-            raise user_error("Analyze a photo first.")
-        try:
-            changed = service.lesioned(runs[slot], indices or [])
-        except EngineError as exc:
-            raise user_error(exc) from None
-        runs = [changed if i == slot else run for i, run in enumerate(runs)]
-        results = [run.result for run in runs]
-        return slot_updates(slots[slot], changed, colormap, opacity) | {
-            state: runs, high_frequency: figures.high_frequency(results), variance: figures.variance(results, log_y)
-        }
+        page = tab.lesion(runs, slot, indices, Look(colormap, opacity, log_y))
+        updates = page_updates(page, slots)
+        return {key: value for key, value in updates.items() if key in (state, high_frequency, variance, *slots[slot].outputs)}
 
     return switch_off
 
 
+@user_facing
 def analyze(image: dict, models: list[str], weights: str = "") -> dict:
     """The engine CLI's JSON for one image (a file) and a list of model names; weights 'auto' (or empty:
     the trained weights where they can be had, else random), 'pretrained', 'random', or the name of a
     bundled checkpoint (never a path)."""
-    try:
-        return service.analysis_json(service.analyze(image, models, service.network_weights(weights)))
-    except (EngineError, ValueError) as exc:
-        raise user_error(exc) from None
+    return tab.analysis_json(image, models, weights)
 
 
+@user_facing
 def export_one_figure(runs: list[ModelRun], name: str, fmt: str) -> str:
     """The chosen figure of the analyzed models as a PNG (2x) or SVG file."""
-    if not runs:
-        raise user_error("Analyze a photo first.")
-    try:
-        return str(export.export_figure([run.result for run in runs], name, fmt, Path(tempfile.mkdtemp())))
-    except export.ExportError as exc:
-        raise user_error(exc) from None
+    return saved(tab.export_figure(runs, name, fmt))
 
 
+@user_facing
 def export_pack(runs: list[ModelRun], image: str | None, colormap: str, progress: gr.Progress = gr.Progress()) -> str:
     """Every figure, input, map and value of the analysis, with a handout, as one ZIP."""
-    if not runs:
-        raise user_error("Analyze a photo first.")
     progress(0.1, desc="Rendering the figures")
-    name = Path(image).name if image else "photo"
-    try:
-        pack = export.teaching_pack([run.result for run in runs], [runs], [name], service.device_name, colormap)
-    except export.ExportError as exc:
-        raise user_error(exc) from None
-    path = Path(tempfile.mkdtemp()) / "teaching-pack.zip"
-    path.write_bytes(pack.zip())
-    return str(path)
+    return saved(tab.export_pack(runs, Path(image).name if image else "photo", Look(colormap)))
 
 
 def forward_passes() -> int:
@@ -241,25 +183,25 @@ with gr.Blocks(title="ViT explorer", delete_cache=(600, FILE_TTL_S)) as demo:
     state = gr.State([], time_to_live=SESSION_TTL_S)
     with gr.Row(equal_height=False):
         with gr.Column(scale=2):
-            image = gr.Image(type="filepath", label="Your photo", sources=["upload", "clipboard"], height=320,
+            image = gr.Image(type="filepath", label=LABEL.photo, sources=["upload", "clipboard"], height=320,
                              elem_id="image-input")
         with gr.Column(scale=3):
             models = gr.CheckboxGroup(
-                service.models(), value=list(DEFAULT_MODELS), label=f"Models (up to {MAX_MODELS})"
+                service.models(), value=list(DEFAULT_MODELS), label=LABEL.models.format(count=MAX_MODELS)
             )
-            typed_models = gr.Textbox(label="Any timm model", placeholder="e.g. convnext_atto, mobilevit_xxs",
+            typed_models = gr.Textbox(label=LABEL.typed_models, placeholder=LABEL.typed_placeholder,
                                       info=text.ANY_TIMM, elem_id="typed-models")
-            weights = gr.Radio([(WEIGHT_LABELS[mode], mode) for mode in WEIGHT_MODES], value=AUTO, label="Weights",
+            weights = gr.Radio([(WEIGHT_LABELS[mode], mode) for mode in WEIGHT_MODES], value=AUTO, label=LABEL.weights,
                                info=text.WEIGHTS)
-            run = gr.Button("Analyze", variant="primary")
-            status = gr.Markdown("Pick a photo and models, then **Analyze**.", min_height=48, elem_id="status")
+            run = gr.Button(LABEL.analyze, variant="primary")
+            status = gr.Markdown(LABEL.ready, min_height=48, elem_id="status")
             gr.Examples([[str(path)] for path in SAMPLES], inputs=image, label="Sample photos")
     with gr.Tabs():
         with gr.Tab("Compare models", id="compare"):
             gr.Markdown(text.COMPARE)
             with gr.Row():
-                colormap = gr.Dropdown(list(COLORMAPS), value="inferno", label="Colormap")
-                opacity = gr.Slider(0, 1, value=0.6, step=0.05, label="Map opacity")
+                colormap = gr.Dropdown(list(COLORMAPS), value="inferno", label=LABEL.colormap)
+                opacity = gr.Slider(0, 1, value=0.6, step=0.05, label=LABEL.opacity)
             with gr.Row(equal_height=False):
                 compare = [compare_column(i) for i in range(MAX_MODELS)]
             gr.Markdown(text.FOURIER)
@@ -268,14 +210,14 @@ with gr.Blocks(title="ViT explorer", delete_cache=(600, FILE_TTL_S)) as demo:
                 for i in range(MAX_MODELS):
                     with gr.Column(visible=False, min_width=260) as column:
                         spectra.append((column, gr.Plot(show_label=False, elem_id=f"spectrum-{i}")))
-            with gr.Accordion("Export for teaching: figures as PNG or SVG, or the whole teaching pack", open=False):
+            with gr.Accordion(LABEL.exports, open=False):
                 with gr.Row(equal_height=False):
-                    figure_name = gr.Dropdown([], label="Figure", elem_id="export-figure")
-                    figure_format = gr.Radio(["png", "svg"], value="png", label="Format")
+                    figure_name = gr.Dropdown([], label=LABEL.export_figure_name, elem_id="export-figure")
+                    figure_format = gr.Radio(["png", "svg"], value="png", label=LABEL.export_format)
                     with gr.Column():
-                        export_one = gr.Button("Export figure", elem_id="export-one")
-                        export_all = gr.Button("Export teaching pack (ZIP)", elem_id="export-pack")
-                exported = gr.File(label="Download", interactive=False, elem_id="export-file")
+                        export_one = gr.Button(LABEL.export_figure, elem_id="export-one")
+                        export_all = gr.Button(LABEL.export_pack, elem_id="export-pack")
+                exported = gr.File(label=LABEL.download, interactive=False, elem_id="export-file")
             with gr.Row(equal_height=False):
                 with gr.Column():
                     gr.Markdown(text.HIGH_FREQUENCY)
@@ -283,12 +225,12 @@ with gr.Blocks(title="ViT explorer", delete_cache=(600, FILE_TTL_S)) as demo:
                 with gr.Column():
                     gr.Markdown(text.VARIANCE)
                     variance = gr.Plot(show_label=False, elem_id="variance")
-                    log_y = gr.Checkbox(value=True, label="Log variance axis")
-            dataset_panel.build(service, models, typed_models, weights)
+                    log_y = gr.Checkbox(value=True, label=LABEL.log_y)
+            dataset_panel.build(DatasetTab(service), models, typed_models, weights)
         with gr.Tab("AlterNet (Section 4)", id="alternet"):
-            alternet_panel.build(demo, lab, image)
+            alternet_panel.build(demo, AlterNetTab(CifarLab(service)), image)
         with gr.Tab("Paper figures", id="paper"):
-            findings_panel.build(board, image)
+            findings_panel.build(PaperTab(PaperFindings(service)), image)
     slots = [Slot(*parts, *spectrum) for parts, spectrum in zip(compare, spectra)]
 
     run.click(
@@ -306,7 +248,7 @@ with gr.Blocks(title="ViT explorer", delete_cache=(600, FILE_TTL_S)) as demo:
                            slot.rollout, [slot.layer, slot.head], api_visibility="private")  # rollout takes every layer and head
         gr.on([slot.lesion.input], lesion(i), [state, slot.lesion, colormap, opacity, log_y],
               [state, *slot.outputs, high_frequency, variance], api_name=f"lesion_{i}", show_progress_on=slot.lesion)
-    log_y.input(lambda runs, log: figures.variance([r.result for r in runs], log), [state, log_y], variance,
+    log_y.input(tab.variance, [state, log_y], variance,
                 api_visibility="private")
     gr.api(analyze, api_name="analyze")
     gr.api(forward_passes, api_name="forward_passes")

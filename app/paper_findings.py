@@ -16,7 +16,7 @@ from functools import lru_cache
 import plotly.graph_objects as go
 
 from app import export
-from app import paper_plots as plots
+from app.views import paper_plots as plots
 from engine.findings import (
     FIGURE_MEMBERS,
     FINDINGS,

@@ -1,6 +1,9 @@
-"""ViT explorer in Streamlit: the Gradio explorer's twin, over the same service, views and figures.
+"""ViT explorer in Streamlit: the Gradio explorer's twin, laid out over the same tab logic (app.tabs).
 
     streamlit run app/streamlit_app.py      (or: bash scripts/run.sh --ui streamlit)
+
+Results live in st.session_state; re-draws from them (layer, head, rollout, colours) run as fragments,
+without the rest of the page and without a forward pass.
 """
 from __future__ import annotations
 
@@ -9,53 +12,48 @@ import sys
 import tempfile
 import threading
 from pathlib import Path
+from typing import Callable
 
 import streamlit as st
 from streamlit.runtime.scriptrunner import add_script_run_ctx, get_script_run_ctx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # `streamlit run` puts app/ first, not the repo
 
-from app import alternet_view as view  # noqa: E402
-from app import explanations as text  # noqa: E402
-from app import export, figures  # noqa: E402
-from app import paper_findings as findings  # noqa: E402
-from app.attention_view import (  # noqa: E402
-    COLORMAPS,
-    ViewOptions,
-    attention_layers,
-    head_choices,
-    render,
+from app.export import png  # noqa: E402
+from app.paper_findings import MAX_IMAGES  # noqa: E402
+from app.service import AUTO, DEFAULT_MODELS, MAX_MODELS, SAMPLES, WEIGHT_LABELS, WEIGHT_MODES  # noqa: E402
+from app.streamlit_ui.resources import board, lab, service  # noqa: E402
+from app.tabs import Download, Problem  # noqa: E402
+from app.tabs.alternet import (  # noqa: E402
+    PAPER_STEP,
+    STEPS,
+    SUBSET_DEFAULT,
+    SUBSET_MAX,
+    SUBSET_MIN,
+    AlterNetTab,
+    Builder,
 )
-from app.cifar_lab import STEPS, step_of  # noqa: E402
-from app.service import (  # noqa: E402
-    AUTO,
-    DEFAULT_MODELS,
-    MAX_DATASET_BYTES,
-    MAX_DATASET_IMAGES,
-    MAX_MODELS,
-    SAMPLES,
-    WEIGHT_LABELS,
-    WEIGHT_MODES,
-    ModelRun,
-    picked_models,
-)
-from app.streamlit_resources import board, lab, service  # noqa: E402
-from engine.errors import EngineError  # noqa: E402
-from engine.findings import FINDINGS  # noqa: E402
-from engine.placement import PAPER_DEPTHS, PlacementError, parse  # noqa: E402
+from app.tabs.compare import Column, CompareTab, Look, Page  # noqa: E402
+from app.tabs.dataset import EXPLANATION, DatasetTab  # noqa: E402
+from app.tabs.paper import NOISE, PaperTab  # noqa: E402
+from app.views import alternet as view  # noqa: E402
+from app.views import texts as text  # noqa: E402
+from app.views.attention import COLORMAPS, MEAN, ViewOptions  # noqa: E402
+from app.views.texts import LABEL  # noqa: E402
+from engine.placement import PAPER_DEPTHS  # noqa: E402
 
 st.set_page_config(page_title="ViT explorer", page_icon="🔭", layout="wide")
 state = st.session_state
 state.setdefault("runs", [])
-state.setdefault("spec", str(STEPS[-1]))
+compare, dataset, alternet, paper = CompareTab(service()), DatasetTab(service()), AlterNetTab(lab()), PaperTab(board())
 
 
-def photo() -> tuple[bytes, str] | None:
+def photo() -> tuple[bytes, str]:
     """The chosen photo as (bytes, name): an upload, the camera, or a sample."""
     left, right = st.columns([2, 3])
-    upload = left.file_uploader("Your photo", type=None, key="upload")
+    upload = left.file_uploader(LABEL.photo, type=None, key="upload")
     camera = left.camera_input("Or take one", key="camera") if left.toggle("Camera", key="use_camera") else None
-    sample = right.selectbox("Or a sample photo", [p.name for p in SAMPLES], index=0, key="sample")
+    sample = right.selectbox(LABEL.sample, [p.name for p in SAMPLES], index=0, key="sample")
     if upload is not None:
         return upload.getvalue(), upload.name
     if camera is not None:
@@ -75,239 +73,243 @@ def progress_bar():
     return report
 
 
-def analyze(picture: tuple[bytes, str], names: list[str], weights: str) -> None:
-    """Run every model on the photo, with a progress bar; results go to the session state."""
+def offer(download: Download | None, key: str) -> None:
+    if download is not None:
+        st.download_button(f"Download {download.filename}", download.data, download.filename, key=key)
+
+
+def look() -> Look:
+    return Look(state.get("colormap", "inferno"), state.get("opacity", 0.6), state.get("log_y", True))
+
+
+def analyze(picture: tuple[bytes, str], names: list[str], typed: str, weights: str) -> None:
+    """Run every model on the photo, with a progress bar; results go to the session state, and the
+    previous analysis's view and lesion settings and exports are dropped."""
     with st.status(f"Analyzing {picture[1]}", expanded=True) as status:
         try:
-            state.runs = service().analyze(picture[0], names, weights, report=progress_bar())
-        except (EngineError, ValueError) as exc:
-            status.update(label="Analysis failed", state="error")
+            page = compare.analyze(picture[0], names, typed, weights, look(), report=progress_bar())
+        except Problem as exc:
+            status.update(label=f"Analysis failed: {exc}", state="error", expanded=True)
             st.error(str(exc))
             return
-        state.photo_name = picture[1]
-        status.update(label=f"Analyzed {len(state.runs)} models on {picture[1]}", state="complete", expanded=False)
+        status.update(label=f"{page.status[:-1]} on {picture[1]}.", state="complete", expanded=False)
+    for key in [k for k in state if str(k).split("_")[0] in ("layer", "head", "rollout", "lesion")] + ["exported"]:
+        state.pop(key, None)
+    state.runs, state.photo_name = page.runs, picture[1]
 
 
-def model_column(i: int, run: ModelRun, colormap: str, opacity: float) -> None:
-    """One model: header, top-5, where it looks (with its controls), lesions."""
-    result = run.result
-    st.markdown(f"### {result.label}\n" + (text.RANDOM_BADGE.format(seed=service().seed) if result.random_weights else result.weights))
-    for p in result.predictions[0]:
-        st.progress(p.probability, f"{p.label}: {100 * p.probability:.1f}%")
-    layers, options = attention_layers(run), ViewOptions()
-    if layers:
-        layer = st.slider("Layer", 1, max(layers, 2), layers, key=f"layer_{i}")
-        head = st.selectbox("Head", head_choices(run), key=f"head_{i}")
-        rollout = st.checkbox("Rollout (all layers)", key=f"rollout_{i}") if result.attention.rollout is not None else False
-        options = ViewOptions(min(layer, layers), head, rollout)
-    image, caption = render(run, options, colormap, opacity)
-    st.image(image, caption=caption, width="stretch")
-    st.download_button("Map as PNG", export.png(image), f"map-{result.name}.png", "image/png", key=f"map_{i}")
-    chosen = st.multiselect("Switch off units (lesion, Fig 10b)", [index for _, index in run.units],
-                            default=list(run.lesion), format_func=dict((v, k) for k, v in run.units).get,
-                            help=text.LESION, key=f"lesion_{i}")
+@st.fragment
+def where_it_looks(i: int) -> None:
+    """One model's map with its layer, head and rollout controls: re-drawn alone, from stored results."""
+    run = state.runs[i]
+    column = compare.column(run, look())
+    options = ViewOptions(column.layers, MEAN)
+    if column.layers:
+        layer = st.slider(LABEL.layer, 1, max(column.layers, 2), column.layers, key=f"layer_{i}")
+        rollout = st.checkbox(LABEL.rollout, key=f"rollout_{i}") if column.rollout else False
+        head = st.selectbox(LABEL.head, column.heads, key=f"head_{i}", disabled=rollout)
+        options = ViewOptions(min(layer, column.layers), head, rollout)
+    image, caption = compare.view(run, options, look())
+    st.image(image, caption=f"{column.map_title}: {caption}", width="stretch")
+    st.download_button(LABEL.map_png, png(image), f"map-{run.result.name}.png", "image/png", key=f"map_{i}")
+
+
+def model_column(i: int, column: Column) -> None:
+    """One model: header, top-5, where it looks (a fragment), lesions."""
+    run = state.runs[i]
+    st.markdown(column.title)
+    st.caption(column.top5_title)
+    for label, probability in column.top5.items():
+        st.progress(probability, label if column.random else f"{label}: {100 * probability:.1f}%")
+    where_it_looks(i)
+    chosen = st.multiselect(LABEL.lesion, [index for _, index in column.units], default=column.lesion,
+                            format_func=dict((v, k) for k, v in column.units).get, help=text.LESION, key=f"lesion_{i}")
     if tuple(sorted(chosen)) != run.lesion:
         try:
-            state.runs[i] = service().lesioned(run, chosen)
-        except EngineError as exc:
+            state.runs = compare.lesion(state.runs, i, chosen, look()).runs
+        except Problem as exc:
             st.error(str(exc))
             return
         st.rerun()
 
 
-def exports(results) -> None:
-    with st.expander("Export for teaching: figures as PNG or SVG, or the whole teaching pack"):
-        choices = dict(export.figure_choices(results))  # title -> file stem
+def exports(page: Page) -> None:
+    with st.expander(LABEL.exports):
+        choices = {title: name for title, name in page.figure_choices}
         left, middle, right = st.columns(3)
-        name = choices[left.selectbox("Figure", list(choices), key="export_figure")]
-        fmt = middle.radio("Format", ["png", "svg"], horizontal=True, key="export_format")
+        name = choices[left.selectbox(LABEL.export_figure_name, list(choices), key="export_figure")]
+        fmt = middle.radio(LABEL.export_format, ["png", "svg"], horizontal=True, key="export_format")
         try:
-            if right.button("Prepare figure", key="prepare_figure"):
-                state.exported = (export.images_of([export.paper_figures(results)[name]], fmt)[0], f"{name}.{fmt}")
-            if right.button("Prepare teaching pack (ZIP)", key="prepare_pack"):
+            if right.button(LABEL.export_figure, key="prepare_figure"):
+                state.exported = compare.export_figure(state.runs, name, fmt)
+            if right.button(LABEL.export_pack, key="prepare_pack"):
                 with st.spinner("Rendering every figure"):
-                    pack = export.teaching_pack(results, [state.runs], [state.photo_name], service().device_name,
-                                                state.get("colormap", "inferno"))
-                state.exported = (pack.zip(), "teaching-pack.zip")
-        except export.ExportError as exc:
+                    state.exported = compare.export_pack(state.runs, state.photo_name, look())
+        except Problem as exc:
             st.error(str(exc))
-        if "exported" in state:
-            data, filename = state.exported
-            st.download_button(f"Download {filename}", data, filename, key="download_export")
+        offer(state.get("exported"), "download_export")
 
 
 def compare_tab() -> None:
     st.markdown(text.COMPARE)
-    runs: list[ModelRun] = state.runs
-    if not runs:
-        st.info("Pick a photo and models, then **Analyze**.")
+    if not state.runs:
+        st.info(LABEL.ready)
         return
     left, right = st.columns(2)
-    colormap = left.selectbox("Colormap", COLORMAPS, key="colormap")
-    opacity = right.slider("Map opacity", 0.0, 1.0, 0.6, 0.05, key="opacity")
-    for i, (column, run) in enumerate(zip(st.columns(len(runs)), runs)):
-        with column:
-            model_column(i, run, colormap, opacity)
-    results = [run.result for run in runs]
+    left.selectbox(LABEL.colormap, COLORMAPS, key="colormap")
+    right.slider(LABEL.opacity, 0.0, 1.0, 0.6, 0.05, key="opacity")
+    page = compare.page(state.runs, look())
+    for i, (place, column) in enumerate(zip(st.columns(len(page.columns)), page.columns)):
+        with place:
+            model_column(i, column)
     st.markdown(text.FOURIER)
-    for column, result in zip(st.columns(len(results)), results):
-        column.plotly_chart(figures.fourier_spectrum(result), key=f"spectrum_{result.name}")
+    for column, shown in zip(st.columns(len(page.columns)), page.columns):
+        column.plotly_chart(shown.spectrum, key=f"spectrum_{shown.title}")
     left, right = st.columns(2)
     left.markdown(text.HIGH_FREQUENCY)
-    left.plotly_chart(figures.high_frequency(results), key="high_frequency")
+    left.plotly_chart(page.high_frequency, key="high_frequency")
     right.markdown(text.VARIANCE)
-    log_y = right.checkbox("Log variance axis", True, key="log_y")
-    right.plotly_chart(figures.variance(results, log_y), key="variance")
-    exports(results)
+    right.checkbox(LABEL.log_y, True, key="log_y")
+    right.plotly_chart(compare.variance(state.runs, state.log_y), key="variance")
+    exports(page)
 
 
-def dataset_section(names: list[str], weights: str) -> None:
+def dataset_section(names: list[str], typed: str, weights: str) -> None:
     """Figs 2a, 8 and 9 averaged over a ZIP of images for the picked models, with their export."""
-    with st.expander("Dataset curves: Figs 2a, 8 and 9 over a ZIP of images"):
-        st.markdown(text.DATASET.format(images=MAX_DATASET_IMAGES, megabytes=MAX_DATASET_BYTES // 2**20))
-        archive = st.file_uploader("ZIP of images", type=["zip"], key="dataset_zip")
-        if st.button("Measure the ZIP", key="dataset_run", disabled=archive is None):
+    with st.expander(LABEL.dataset):
+        st.markdown(EXPLANATION)
+        archive = st.file_uploader(LABEL.dataset_zip, type=["zip"], key="dataset_zip")
+        if st.button(LABEL.dataset_run, key="dataset_run", disabled=archive is None):
             with tempfile.NamedTemporaryFile(suffix=".zip") as file:
                 file.write(archive.getvalue())
                 file.flush()
                 try:
-                    state.dataset = service().dataset_curves(file.name, names, weights, report=progress_bar())
-                except (EngineError, ValueError) as exc:
-                    st.error(str(exc).replace(Path(file.name).name, archive.name))
+                    state.dataset = dataset.measure(file.name, names, typed, weights, progress_bar(), archive.name)
+                    state.pop("dataset_exported", None)
+                except Problem as exc:
+                    st.error(str(exc))
                     return
-        results = state.get("dataset")
-        if not results:
+        shown = state.get("dataset")
+        if shown is None:
             return
-        st.markdown("Averaged over the ZIP: " + "; ".join(r.label for r in results) + ".")
+        st.markdown(shown.summary)
         left, right = st.columns(2)
-        left.plotly_chart(figures.high_frequency(results), key="dataset_high_frequency")
-        right.plotly_chart(figures.variance(results, True), key="dataset_variance")
-        for column, result in zip(st.columns(len(results)), results):
-            column.plotly_chart(figures.fourier_spectrum(result), key=f"dataset_spectrum_{result.name}")
+        left.plotly_chart(shown.high_frequency, key="dataset_high_frequency")
+        right.plotly_chart(shown.variance, key="dataset_variance")
+        for column, result, spectrum in zip(st.columns(len(shown.results)), shown.results, shown.spectra):
+            column.plotly_chart(spectrum, key=f"dataset_spectrum_{result.name}")
         try:
-            if st.button("Export these figures (PNG, SVG, JSON, CSV)", key="dataset_export"):
-                state.dataset_exported = export.dataset_zip(results, service().device_name)
-        except export.ExportError as exc:
+            if st.button(LABEL.dataset_export, key="dataset_export"):
+                state.dataset_exported = dataset.export(shown.results)
+        except Problem as exc:
             st.error(str(exc))
-        if "dataset_exported" in state:
-            st.download_button("Download the dataset figures (ZIP)", state.dataset_exported, "dataset-curves.zip",
-                               key="dataset_download")
+        offer(state.get("dataset_exported"), "dataset_download")
 
 
-def set_placement(spec: str) -> None:
-    """Make `spec` the AlterNet tab's placement and set the step and the toggles to match."""
-    placement = parse(spec, PAPER_DEPTHS)
-    state.spec = state.spec_text = str(placement)
-    state.step = step_of(placement)
-    for s, blocks in enumerate(view.grid_values(placement)):
+def show_builder(built: Builder) -> None:
+    """Set the step, the toggles and the text to a Builder's values."""
+    state.spec = state.spec_text = built.spec
+    state.step = built.step
+    for s, blocks in enumerate(built.grid):
         state[f"stage_{s}"] = blocks
 
 
+def on_builder(make: Callable[[], Builder]) -> None:
+    """Apply a builder control's change to the other two; a bad one is named under the controls."""
+    try:
+        show_builder(make())
+    except Problem as exc:
+        state.placement_error = str(exc)
+
+
 def on_step() -> None:
-    if state.step is not None:
-        set_placement(str(STEPS[state.step]))
+    if state.step is not None:  # None: a custom placement, set by the toggles or the text
+        on_builder(lambda: alternet.from_step(state.step))
 
 
 def on_grid() -> None:
-    try:
-        set_placement(str(view.from_grid([state[f"stage_{s}"] for s in range(len(PAPER_DEPTHS))])))
-    except PlacementError as exc:
-        state.placement_error = str(exc)
+    on_builder(lambda: alternet.from_grid([state[f"stage_{s}"] for s in range(len(PAPER_DEPTHS))]))
 
 
 def on_text() -> None:
-    try:
-        set_placement(state.spec_text)
-    except PlacementError as exc:
-        state.placement_error = str(exc)
+    on_builder(lambda: alternet.from_text(state.spec_text))
 
 
 def alternet_tab(picture: tuple[bytes, str]) -> None:
     st.markdown(text.ALTERNET)
     if "step" not in state:
-        set_placement(state.spec)
+        show_builder(alternet.from_step(PAPER_STEP))
     left, right = st.columns(2)
     with left:
-        st.radio("Build-up step (Fig 12a)", range(len(STEPS)), horizontal=True, key="step", on_change=on_step)
+        st.radio(LABEL.step, range(len(STEPS)), horizontal=True, key="step", on_change=on_step)
         for s, choices in enumerate(view.grid_choices()):
-            st.multiselect(f"Stage {s + 1}: MSA blocks", [b for _, b in choices], key=f"stage_{s}",
+            st.multiselect(LABEL.stage.format(stage=s + 1), [b for _, b in choices], key=f"stage_{s}",
                            format_func=lambda b: f"block {b}", on_change=on_grid)
-        st.text_input("MSA blocks as text: s<stage>:<block>, 1-based", key="spec_text", on_change=on_text)
+        st.text_input(LABEL.spec, key="spec_text", on_change=on_text)
         if "placement_error" in state:
             st.error(state.pop("placement_error"))
     right.markdown(view.steps_markdown())
-    placement = parse(state.spec, PAPER_DEPTHS)
-    st.html(view.architecture_svg(placement))
-    st.markdown(view.cost_markdown(lab().cost(placement)))
-    banner = view.weights_banner(placement)
-    if banner:
-        st.warning(banner)
-    count = st.slider("Test images to average", 10, 1000, 100, 10, key="subset_count")
-    if st.button("Average over CIFAR-10 test images", key="subset"):
-        run = lab().analyze_subset(placement, count, progress_bar())
-        what = f"mean over {run.images} CIFAR-10 test images (the first is shown)"
-    else:
-        key = (hashlib.sha1(picture[0]).hexdigest(), str(placement))
-        if state.get("lab_key") != key:
-            try:
-                state.lab_run = lab().analyze_photo(picture[0], placement)
-            except EngineError as exc:
-                st.error(str(exc))
-                return
-            state.lab_key = key
-        run, what = state.lab_run, f"your photo ({picture[1]}), center-cropped and resized to 32×32"
-    st.markdown(f"{view.placement_status(placement)} Curves: {what}; shading: AlterNet's blocks.")
-    columns = st.columns([1, 2, 2])
-    columns[0].image(view.input_view(run), caption="Input, 32×32")
-    columns[1].plotly_chart(figures.high_frequency(run.results, shaded=1), key="alternet_high_frequency")
-    columns[2].plotly_chart(figures.variance(run.results, True, shaded=1), key="alternet_variance")
-    if run.accuracy:
-        st.markdown(view.accuracy_markdown(run))
+    count = st.slider(LABEL.subset_count, SUBSET_MIN, SUBSET_MAX, SUBSET_DEFAULT, 10, key="subset_count")
+    key = (hashlib.sha1(picture[0]).hexdigest(), state.spec)
     try:
-        if st.button("Export these figures (PNG, SVG)", key="alternet_export"):
-            state.alternet_exported = export.alternet_zip(run, placement)
-    except export.ExportError as exc:
+        if st.button(LABEL.subset, key="subset"):
+            state.alternet_view, state.alternet_key = alternet.on_subset(state.spec, count, progress_bar()), key
+        elif state.get("alternet_key") != key:  # a new photo or placement: the photo's curves
+            state.alternet_view, state.alternet_key = alternet.on_photo(state.spec, picture[0]), key
+    except Problem as exc:
         st.error(str(exc))
-    if "alternet_exported" in state:
-        st.download_button("Download the AlterNet figures (ZIP)", state.alternet_exported,
-                           f"alternet-{placement.tag}.zip", key="alternet_download")
+        return
+    shown = state.alternet_view
+    st.markdown(shown.drawing, unsafe_allow_html=True)
+    st.markdown(shown.cost)
+    if shown.banner:
+        st.warning(shown.banner)
+    st.markdown(shown.source)
+    columns = st.columns([1, 2, 2])
+    columns[0].image(shown.seen, caption=LABEL.seen)
+    columns[1].plotly_chart(shown.high_frequency, key="alternet_high_frequency")
+    columns[2].plotly_chart(shown.variance, key="alternet_variance")
+    if shown.accuracy:
+        st.markdown(shown.accuracy)
+    try:
+        if st.button(LABEL.alternet_export, key="alternet_export"):
+            state.alternet_exported = alternet.export(shown)
+    except Problem as exc:
+        st.error(str(exc))
+    offer(state.get("alternet_exported"), "alternet_download")
 
 
 def paper_tab(picture: tuple[bytes, str]) -> None:
     """Figs 1a, 1b, 1c/4, 2b, 10a, 10b and 12b: stored results at once, Recompute per analysis."""
-    st.markdown(text.FINDINGS_INTRO)
+    st.markdown(paper.intro)
     recomputed = state.setdefault("recomputed", {})
-    shown = findings.sections(recomputed)
-    for name in findings.ORDER:
-        st.markdown(text.FINDINGS[name])
-        section = shown[name]
-        drawn = findings.figures(name, section)
+    for section in paper.sections(recomputed):
+        name, drawn = section.name, section.figures
+        st.markdown(section.explanation)
         for row in range(0, len(drawn), 2):  # heat maps and lesion plots two to a row
             for i, column in zip(range(row, min(row + 2, len(drawn))), st.columns(2) if len(drawn) > 1 else [st]):
                 column.plotly_chart(drawn[i], key=f"paper_{name}_{i}")
-        st.caption(findings.caption(name, section, recomputed=name in recomputed))
-        if name not in FINDINGS:
+        st.caption(section.caption)
+        if section.recompute is None:
             continue
         left, right = st.columns([3, 1])
-        count = left.slider("Subset images", 10, findings.MAX_IMAGES, FINDINGS[name].images, 10, key=f"paper_{name}_images")
+        count = left.slider(LABEL.paper_images, 10, MAX_IMAGES, section.images, 10, key=f"paper_{name}_images")
         try:
-            if right.button(f"Recompute ({FINDINGS[name].figure})", key=f"paper_{name}_recompute"):
-                recomputed[name] = board().recompute(name, count, progress_bar())
+            if right.button(section.recompute, key=f"paper_{name}_recompute"):
+                state.recomputed, _ = paper.recompute(recomputed, name, count, progress_bar())
                 st.rerun()
-            if name == "noise" and st.button("Noise on your photo", key="paper_noise_photo"):
-                state.photo_noise = board().photo_noise(picture[0], progress_bar())
-        except (EngineError, ValueError) as exc:
+            if name == NOISE and st.button(LABEL.photo_noise, key="paper_noise_photo"):
+                state.photo_noise = paper.photo_noise(picture[0], progress_bar())
+        except Problem as exc:
             st.error(str(exc))
-        if name == "noise" and "photo_noise" in state:
+        if name == NOISE and "photo_noise" in state:
             st.plotly_chart(state.photo_noise, key="paper_noise_photo_plot")
     try:
-        if st.button("Export these figures (PNG and SVG)", key="paper_export"):
-            state.paper_exported = export.figures_zip(findings.for_slides(shown))
-    except export.ExportError as exc:
+        if st.button(LABEL.paper_export, key="paper_export"):
+            state.paper_exported = paper.export(recomputed)
+    except Problem as exc:
         st.error(str(exc))
-    if "paper_exported" in state:
-        st.download_button("Download the paper figures (ZIP)", state.paper_exported, "paper-figures.zip",
-                           key="paper_download")
+    offer(state.get("paper_exported"), "paper_download")
 
 
 st.markdown(text.INTRO)
@@ -315,20 +317,20 @@ if not service().online:
     st.warning(text.OFFLINE)
 picture = photo()
 checked, typed = st.columns([3, 2])
-models = checked.multiselect(f"Models (up to {MAX_MODELS})", [name for _, name in service().models()],
-                             default=list(DEFAULT_MODELS), max_selections=MAX_MODELS, key="models",
-                             format_func=dict((name, label) for label, name in service().models()).get)
-models = picked_models(models, typed.text_input("Any timm model", placeholder="e.g. convnext_atto, mobilevit_xxs",
-                                                help=text.ANY_TIMM, key="typed_models"))
-weights = st.radio("Weights", WEIGHT_MODES, format_func=WEIGHT_LABELS.get, index=WEIGHT_MODES.index(AUTO),
+labels = dict((name, label) for label, name in service().models())
+models = checked.multiselect(LABEL.models.format(count=MAX_MODELS), list(labels), default=list(DEFAULT_MODELS),
+                             max_selections=MAX_MODELS, key="models", format_func=labels.get)
+typed_models = typed.text_input(LABEL.typed_models, placeholder=LABEL.typed_placeholder, help=text.ANY_TIMM,
+                                key="typed_models")
+weights = st.radio(LABEL.weights, WEIGHT_MODES, format_func=WEIGHT_LABELS.get, index=WEIGHT_MODES.index(AUTO),
                    horizontal=True, help=text.WEIGHTS, key="weights")
-if st.button("Analyze", type="primary", key="analyze"):
-    analyze(picture, models, weights)
-compare, alternet, paper = st.tabs(["Compare models", "AlterNet (Section 4)", "Paper figures"])
-with compare:
+if st.button(LABEL.analyze, type="primary", key="analyze"):
+    analyze(picture, models, typed_models, weights)
+compare_section, alternet_section, paper_section = st.tabs(["Compare models", "AlterNet (Section 4)", "Paper figures"])
+with compare_section:
     compare_tab()
-    dataset_section(models, weights)
-with alternet:
+    dataset_section(models, typed_models, weights)
+with alternet_section:
     alternet_tab(picture)
-with paper:
+with paper_section:
     paper_tab(picture)

@@ -96,18 +96,24 @@ def parse(text: str | Placement, depths: tuple[int, ...] = PAPER_DEPTHS) -> Plac
     spec = text.strip()
     if spec.lower() in ("", "none"):
         return Placement.none(depths)
+    problems = []  # every bad entry is named, not only the first
     for raw in spec.split(","):
         token = raw.strip().lower()
         match = _TOKEN.match(token)
         if match is None:
-            raise PlacementError(
-                f"bad MSA token '{raw.strip()}' in '{text}': expected s<stage>:<block>, 1-based, e.g. 's3:6'"
-            )
+            problems.append(f"bad MSA token '{raw.strip()}' in '{text}': expected s<stage>:<block>, 1-based, e.g. 's3:6'")
+            continue
         stage, block = int(match[1]), int(match[2])
-        _check_block(stage, block, depths, token)
+        try:
+            _check_block(stage, block, depths, token)
+        except PlacementError as exc:
+            problems.append(str(exc))
+            continue
         if block - 1 in msa[stage - 1]:
-            raise PlacementError(f"'{token}' is given twice in '{text}'")
+            problems.append(f"'{token}' is given twice in '{text}'")
         msa[stage - 1].add(block - 1)
+    if problems:
+        raise PlacementError("; ".join(problems))
     return Placement(depths, tuple(tuple(blocks) for blocks in msa))
 
 

@@ -171,3 +171,11 @@ def test_cifar_transform_crops_resizes_and_normalizes():
     x = cifar_transform()(image)
     assert x.shape == (3, 32, 32)
     assert x.abs().max() < 0.02
+
+
+def test_a_bad_spec_names_every_bad_entry():
+    with pytest.raises(PlacementError) as info:
+        parse("s1:1,s9:2,s4:4,x")
+    message = str(info.value)
+    assert "block 1 of stage 1 in 's1:1'" in message and "stage 9 in 's9:2' is out of range" in message
+    assert "bad MSA token 'x'" in message and "s4:4" not in message.replace("'s1:1,s9:2,s4:4,x'", "")

@@ -55,11 +55,13 @@ def test_buildup_step_6_is_the_papers_model_with_msas_where_fig_11_has_them(clie
 
 
 def test_a_bad_spec_gives_a_readable_error_and_the_next_request_works(client: Client, sample_photo: Path):
-    with pytest.raises(AppError, match="block 1 of stage 3 in 's3:1' cannot be an MSA block"):
-        client.predict("s3:1", api_name="/alternet_spec")
+    *controls, problem = client.predict("s3:1,s9:2", api_name="/alternet_spec")  # named inline, controls kept
+    assert problem["visible"] and "block 1 of stage 3 in 's3:1' cannot be an MSA block" in problem["value"]
+    assert "stage 9 in 's9:2' is out of range" in problem["value"]
     with pytest.raises(AppError, match="bad MSA token 'stage4'"):
         client.predict("s4:4,stage4", handle_file(str(sample_photo)), api_name="/alternet")
-    assert client.predict(" S4:4 ", api_name="/alternet_spec") == ("s4:4", 1, [], [], [], [4])
+    *controls, problem = client.predict(" S4:4 ", api_name="/alternet_spec")
+    assert controls == ["s4:4", 1, [], [], [], [4]] and not problem["visible"]
     *_, source, _ = client.predict("s4:4", handle_file(str(sample_photo)), api_name="/alternet")
     assert "build-up step 1" in source
 

@@ -1,4 +1,4 @@
-"""app.paper_plots draws the engine results' JSON: each figure's data are the result's numbers, and every
+"""app.views.paper_plots draws the engine results' JSON: each figure's data are the result's numbers, and every
 figure renders to JSON. The results come from the engine on tiny random-weight models (lesion and trajectory
 dicts written by hand in their documented shape)."""
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 import torch
 
 import engine
-from app import paper_plots
+from app.views import paper_plots
 from engine.cifar_subset import balanced, subset
 from engine.corruption import CorruptionRobustness
 from engine.hessian import HessianSpectrum, as_batch

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from app.streamlit_resources import service
+from app.streamlit_ui.resources import service
 from tests.conftest import ROOT, free_port, wait_until_up
 from tests.test_dataset_app import write_photos_zip
 from tests.test_server_guard import patch_member, png_bytes
@@ -114,6 +114,11 @@ def test_streamlit_server_in_the_browser(page, streamlit_url: str, sample_photo:
     page.set_viewport_size({"width": 1440, "height": 4200})  # Streamlit scrolls inside its own container
     page.wait_for_timeout(1500)
     page.screenshot(path=str(output_dir / "streamlit.png"), full_page=True)
+    page.get_by_role("tab", name="AlterNet (Section 4)").click()
+    drawing = page.locator("#alternet-svg")  # Fig 11, drawn (an empty element before)
+    drawing.wait_for(timeout=TIMEOUT_S * 1000)
+    assert drawing.bounding_box()["width"] > 400 and drawing.locator("rect").count() > 20
+    page.screenshot(path=str(output_dir / "streamlit-alternet.png"), full_page=True)
 
 
 def test_dataset_curves_of_a_zip_in_the_browser(page, streamlit_url: str, tmp_path: Path, output_dir: Path):
@@ -141,10 +146,32 @@ def test_figure_export_gives_a_titled_png_for_download():
     at = analyzed()
     at.selectbox(key="export_figure").set_value("Fig 8: high-frequency Δ log amplitude")
     at.button(key="prepare_figure").click().run()
-    data, name = at.session_state["exported"]
-    assert name == "fig8-high-frequency.png" and not at.exception
+    exported = at.session_state["exported"]
+    assert exported.filename == "fig8-high-frequency.png" and not at.exception
     from PIL import Image
     import io
 
-    assert Image.open(io.BytesIO(data)).size == (2400, 1400)
+    assert Image.open(io.BytesIO(exported.data)).size == (2400, 1400)
     assert at.get("download_button")  # the download is offered
+
+
+def test_a_new_analysis_starts_from_fresh_view_and_lesion_settings():
+    at = analyzed()
+    at.slider(key="layer_1").set_value(3).run()
+    at.multiselect(key="lesion_0").set_value([5]).run()
+    assert at.session_state["runs"][0].lesion == (5,)
+    at.button(key="analyze").click().run()
+    assert at.session_state["runs"][0].lesion == () and at.multiselect(key="lesion_0").value == []
+    assert at.slider(key="layer_1").value == 12 and not at.exception  # ViT-Ti's last layer, the default
+
+
+def test_alternet_averages_stay_on_screen_and_are_what_is_exported():
+    at = AppTest.from_file(SCRIPT, default_timeout=TIMEOUT_S).run()
+    at.slider(key="subset_count").set_value(20).run()
+    at.button(key="subset").click().run()
+    assert at.session_state["alternet_view"].run.images == 20
+    at.slider(key="subset_count").set_value(30).run()  # an unrelated change: the averages stay
+    assert at.session_state["alternet_view"].run.images == 20
+    assert any("mean over 20 CIFAR-10 test images" in m.value for m in at.markdown)
+    at.button(key="alternet_export").click().run()
+    assert at.session_state["alternet_exported"].filename.startswith("alternet-") and not at.exception

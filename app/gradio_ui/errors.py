@@ -1,26 +1,34 @@
-"""Expected failures and abandoned requests in the Gradio front end: shown to the user, one line in the
-server log, no traceback; work whose client went away stops at its next progress report."""
+"""Problems and abandoned requests in the Gradio front end: a Problem reaches the page as a Gradio error
+(no traceback in the log: it was logged as one line when made); work whose client went away stops at its
+next progress report."""
 from __future__ import annotations
 
-import logging
-from typing import Callable
+import functools
+import tempfile
+from pathlib import Path
+from typing import Callable, TypeVar
 
 import gradio as gr
 from gradio.context import LocalContext
 
-from app.guard import Refused, refuse
-from engine.errors import shown
+from app.guard import refuse
+from app.tabs import Download, Problem
 
-log = logging.getLogger("vit_explorer")
 Report = Callable[[float, str], None]
+Handler = TypeVar("Handler", bound=Callable)
 
 
-def user_error(problem: Exception | str) -> gr.Error:
-    """A gr.Error for bad input or an unavailable resource (Refused errors were logged when raised)."""
-    message = str(problem)
-    if not isinstance(problem, Refused):
-        log.warning("refused a request: %s", shown(message, 200))
-    return gr.Error(message, duration=None, print_exception=False)
+def user_facing(handler: Handler) -> Handler:
+    """`handler` with its Problems shown on the page as errors."""
+
+    @functools.wraps(handler)
+    def run(*args, **kwargs):
+        try:
+            return handler(*args, **kwargs)
+        except Problem as exc:
+            raise gr.Error(str(exc), duration=None, print_exception=False) from None
+
+    return run  # type: ignore[return-value]
 
 
 def client_gone(request: gr.Request | None) -> bool:
@@ -44,3 +52,10 @@ def watched(progress: gr.Progress, request: gr.Request | None) -> Report:
         progress(fraction, desc=message)
 
     return report
+
+
+def saved(download: Download) -> str:
+    """A Download written to a fresh temporary folder, for a gr.File output."""
+    path = Path(tempfile.mkdtemp()) / download.filename
+    path.write_bytes(download.data)
+    return str(path)

@@ -19,7 +19,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from app.figures import MODEL_COLORS, MODEL_MARKERS, SHADES, layout, spans
+from app.views.figures import MODEL_COLORS, MODEL_MARKERS, SHADES, layout, spans
 
 COLORS = (*MODEL_COLORS, "#ff7f0e", "#8c564b", "#e377c2", "#17becf")  # the whole family fits in Fig 12b
 MARKERS = (*MODEL_MARKERS, "cross", "star", "hexagon", "x")

@@ -101,3 +101,48 @@ hurts most, as does removing a unit early in a stage.""",
 Accuracy on test images under 14 CIFAR-10-C corruptions at 5 severities, against clean accuracy. The
 paper: AlterNet is both more accurate and more robust than the CNN, even on small data.""",
 }
+
+
+class Labels:
+    """Every widget label and button text, shared by the front ends (one place to change a word)."""
+
+    photo = "Your photo"
+    sample = "Or a sample photo"
+    models = "Models (up to {count})"
+    typed_models = "Any timm model"
+    typed_placeholder = "e.g. convnext_atto, mobilevit_xxs"
+    weights = "Weights"
+    analyze = "Analyze"
+    ready = "Pick a photo and models, then **Analyze**."
+    colormap = "Colormap"
+    opacity = "Map opacity"
+    layer = "Layer"
+    head = "Head"
+    rollout = "Rollout (all layers)"
+    lesion = "Switch off units (lesion, Fig 10b)"
+    log_y = "Log variance axis"
+    map_png = "Map as PNG"
+    exports = "Export for teaching: figures as PNG or SVG, or the whole teaching pack"
+    export_figure_name = "Figure"
+    export_format = "Format"
+    export_figure = "Export figure"
+    export_pack = "Export teaching pack (ZIP)"
+    download = "Download"
+    dataset = "Dataset curves: Figs 2a, 8 and 9 over a ZIP of images"
+    dataset_zip = "ZIP of images"
+    dataset_run = "Measure the ZIP"
+    dataset_export = "Export these figures (PNG, SVG, JSON, CSV)"
+    step = "Build-up step (Fig 12a)"
+    stage = "Stage {stage}: MSA blocks"
+    spec = "MSA blocks as text: s<stage>:<block>, 1-based"
+    seen = "Input, 32×32"
+    subset_count = "Test images to average"
+    subset = "Average over CIFAR-10 test images"
+    alternet_export = "Export these figures (PNG, SVG)"
+    paper_images = "Subset images"
+    recompute = "Recompute ({figure})"
+    photo_noise = "Noise on your photo"
+    paper_export = "Export these figures (PNG and SVG, ZIP)"
+
+
+LABEL = Labels()

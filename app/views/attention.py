@@ -11,7 +11,7 @@ import numpy as np
 from PIL import Image
 from plotly.colors import sample_colorscale, unlabel_rgb
 
-from .service import ModelRun
+from app.service import ModelRun
 
 COLORMAPS = ("inferno", "viridis", "turbo", "jet", "hot", "greys_r")
 MEAN = "mean"

@@ -13,7 +13,7 @@ from engine.models.alternet import EXPANSION, HEADS
 from engine.placement import PAPER_DEPTHS, Placement
 from engine.registry import get_spec
 
-from .cifar_lab import BASELINES, STEPS, Cost, LabRun, alternet_label, step_of
+from app.cifar_lab import BASELINES, STEPS, Cost, LabRun, alternet_label, step_of
 
 CONV, MSA, POOL = "#ffffff", "#b8b8b8", "#9ec5e8"  # Fig 11: white Conv, gray MSA, blue subsampling
 BOX_W, BOX_H, GAP, STAGE_GAP = 46, 64, 6, 26

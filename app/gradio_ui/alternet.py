@@ -1,0 +1,116 @@
+"""The AlterNet tab in Gradio: widgets and bindings over app.tabs.alternet."""
+from __future__ import annotations
+
+import gradio as gr
+
+from app.gradio_ui.errors import saved, user_facing, watched
+from app.tabs import Problem
+from app.tabs.alternet import PAPER_STEP, STEPS, SUBSET_DEFAULT, SUBSET_MAX, SUBSET_MIN, AlterNetTab, AlterNetView, Builder
+from app.views import alternet as view
+from app.views import texts as text
+from app.views.texts import LABEL
+
+
+def build(demo: gr.Blocks, tab: AlterNetTab, image: gr.Image) -> None:
+    """The tab's components and events; `image` is the page's photo input."""
+    gr.Markdown(text.ALTERNET)
+    with gr.Row(equal_height=False):
+        with gr.Column(scale=1):
+            step = gr.Radio([(str(n), n) for n in range(len(STEPS))], value=PAPER_STEP, label=LABEL.step,
+                            info="Sets the toggles below", elem_id="alternet-step")
+            grids = [
+                gr.CheckboxGroup(choices, value=values, label=LABEL.stage.format(stage=s + 1),
+                                 info="Block 1 is always Conv: it widens" + (" and subsamples" if s else ""),
+                                 elem_id=f"alternet-stage-{s + 1}")
+                for s, (choices, values) in enumerate(zip(view.grid_choices(), view.grid_values(STEPS[-1])))
+            ]
+            spec = gr.Textbox(str(STEPS[-1]), label=f"{LABEL.spec} (Enter applies)", elem_id="alternet-spec")
+            spec_problem = gr.Markdown(visible=False, elem_id="alternet-spec-problem")
+        with gr.Column(scale=1):
+            gr.Markdown(view.steps_markdown(), elem_id="alternet-steps")
+    drawing = gr.HTML(elem_id="alternet-drawing", padding=True)
+    cost = gr.Markdown(elem_id="alternet-cost")
+    banner = gr.Markdown(elem_id="alternet-banner", visible=False)
+    with gr.Row(equal_height=False):
+        with gr.Column(scale=1, min_width=220):
+            seen = gr.Image(label=LABEL.seen, interactive=False, format="png", height=200,
+                            elem_id="alternet-input", buttons=["fullscreen"])
+            count = gr.Slider(SUBSET_MIN, SUBSET_MAX, value=SUBSET_DEFAULT, step=10, label=LABEL.subset_count)
+            average = gr.Button(LABEL.subset, elem_id="alternet-average", size="md")
+        with gr.Column(scale=4):
+            source = gr.Markdown(elem_id="alternet-source")
+            with gr.Row(equal_height=False):
+                high_frequency = gr.Plot(show_label=False, elem_id="alternet-high-frequency")
+                variance = gr.Plot(show_label=False, elem_id="alternet-variance")
+            accuracy = gr.Markdown(elem_id="alternet-accuracy")
+            with gr.Row():
+                export_button = gr.Button(LABEL.alternet_export, size="sm", elem_id="alternet-export")
+                exported = gr.File(label=LABEL.download, interactive=False, elem_id="alternet-export-file")
+    shown = gr.State(None, time_to_live=3600)  # the AlterNetView on screen, for the export
+    outputs = [drawing, cost, banner, seen, high_frequency, variance, source, accuracy, shown]
+
+    def show(tab_view: AlterNetView) -> list:
+        return [tab_view.drawing, tab_view.cost, gr.Markdown(tab_view.banner, visible=bool(tab_view.banner)),
+                tab_view.seen, tab_view.high_frequency, tab_view.variance, tab_view.source, tab_view.accuracy, tab_view]
+
+    def controls(built: Builder) -> list:
+        return [built.step, *built.grid, built.spec]
+
+    @user_facing
+    def set_step(chosen: int) -> list:
+        """Build-up step -> the grid's toggles and the spec text."""
+        return controls(tab.from_step(chosen))[1:]
+
+    @user_facing
+    def set_grid(*values: list[int]) -> list:
+        """Toggles -> the build-up step they match (none for a custom placement) and the spec text."""
+        built = tab.from_grid(list(values))
+        return [built.step, built.spec]
+
+    def apply_spec(typed: str) -> list:
+        """Typed spec -> the normalized spec, its build-up step and the toggles; a bad spec is named under the
+        text box, and the controls stay as they were (and usable)."""
+        try:
+            built = tab.from_text(typed)
+        except Problem as exc:
+            return [gr.skip(), gr.skip(), *(gr.skip() for _ in grids), gr.Markdown(f"⚠️ {exc}", visible=True)]
+        return [built.spec, built.step, *built.grid, gr.Markdown("", visible=False)]
+
+    @user_facing
+    def on_spec(spec_text: str, photo: str | None) -> list:
+        """The curves for a typed spec, once it has been applied; nothing for a bad one (it is named already)."""
+        try:
+            tab.placement(spec_text)
+        except Problem:
+            return [gr.skip() for _ in outputs]
+        return on_photo(spec_text, photo)
+
+    @user_facing
+    def on_photo(spec_text: str, photo: str | None) -> list:
+        return show(tab.on_photo(spec_text, photo))
+
+    @user_facing
+    def on_subset(spec_text: str, images: float, request: gr.Request, progress: gr.Progress = gr.Progress()) -> list:
+        return show(tab.on_subset(spec_text, int(images), watched(progress, request)))
+
+    @user_facing
+    def on_export(current: AlterNetView | None) -> str:
+        return saved(tab.export(current))
+
+    inputs = [spec, image]
+    # one queue for every update of the panel, so that they land in the order they were asked for
+    update = {"concurrency_id": "alternet", "concurrency_limit": 1}
+    private = {"api_visibility": "private", "show_progress_on": [drawing], **update}
+    step.input(set_step, step, [*grids, spec], api_name="alternet_step").success(
+        lambda: gr.Markdown(visible=False), None, spec_problem, api_visibility="private").success(
+        on_photo, inputs, outputs, api_name="alternet", show_progress_on=[drawing], **update)
+    for grid in grids:
+        toggled = grid.input(set_grid, grids, [step, spec], api_visibility="private")
+        toggled.success(on_photo, inputs, outputs, **private)
+        toggled.success(lambda: gr.Markdown(visible=False), None, spec_problem, api_visibility="private")
+    spec.submit(apply_spec, spec, [spec, step, *grids, spec_problem], api_name="alternet_spec").then(
+        on_spec, inputs, outputs, **private)
+    image.change(on_photo, inputs, outputs, **private)
+    export_button.click(on_export, shown, exported, api_name="alternet_export")
+    average.click(on_subset, [spec, count], outputs, api_name="alternet_subset", show_progress_on=[source], **update)
+    demo.load(on_photo, inputs, outputs, **private)

@@ -1,0 +1,1 @@
+"""The Streamlit front end's shared resources; the page itself is app/streamlit_app.py."""

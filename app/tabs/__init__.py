@@ -1,0 +1,48 @@
+"""Each tab's logic, shared by every front end: plain inputs in (strings, numbers, files' bytes or paths),
+plain data out (figures, images, Markdown, downloads). The Gradio and Streamlit files only lay out
+widgets and bind them to these calls; a third front end would do the same.
+
+A request that cannot be served raises `Problem`, whose message is for the user as it is.
+"""
+from __future__ import annotations
+
+import logging
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Iterator
+
+from app.export import ExportError
+from app.guard import Refused
+from engine.errors import EngineError, shown
+
+log = logging.getLogger("vit_explorer")
+
+
+class Problem(Exception):
+    """Why a request could not be served, in words for the user (logged once, as one line)."""
+
+
+def problem(message: str) -> Problem:
+    """A Problem for a request the user must change, logged as one line."""
+    log.warning("refused a request: %s", shown(message, 200))
+    return Problem(message)
+
+
+@contextmanager
+def problems() -> Iterator[None]:
+    """Turn the expected failures of a request (bad input, an unavailable model or weights, an export
+    without a browser) into a Problem, logged as one line; anything else is a real fault and propagates."""
+    try:
+        yield
+    except (EngineError, ValueError, ExportError) as exc:
+        if isinstance(exc, Refused):  # refusals were logged where they were made
+            raise Problem(str(exc)) from None
+        raise problem(str(exc)) from None
+
+
+@dataclass(frozen=True)
+class Download:
+    """A file to offer: its bytes and its name."""
+
+    data: bytes
+    filename: str

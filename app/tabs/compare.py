@@ -1,0 +1,163 @@
+"""The Compare tab: analyze a photo with up to four models; per model its top-5, where it looks (with
+layer, head and rollout), lesions and Fig 2a; Figs 8 and 9 overlaid; exports for teaching.
+
+    tab = CompareTab(service)
+    page = tab.analyze("cat.jpg", ["resnet50", "vit_small_patch16_224"], "", "auto", Look())
+    page.columns[0].top5, page.variance    # plain data, laid out by a front end
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import plotly.graph_objects as go
+
+from app import export
+from app.service import ModelRun, Report, Service, picked_models
+from app.tabs import Download, problem, problems
+from app.views import figures
+from app.views import texts as text
+from app.views.attention import MEAN, ViewOptions, attention_layers, head_choices, render
+from engine.results import ModelResult
+
+DEFAULT_FIGURE = "fig9-variance"
+
+
+@dataclass(frozen=True)
+class Look:
+    """How maps and curves are drawn: colours, opacity, the variance axis."""
+
+    colormap: str = "inferno"
+    opacity: float = 0.6
+    log_y: bool = True
+
+
+@dataclass(frozen=True)
+class Column:
+    """One model's column, ready to lay out."""
+
+    title: str  # Markdown: the model's label, then its weights or the random-weights badge
+    random: bool
+    top5: dict[str, float]  # label -> probability; with random weights each label carries its probability
+    top5_title: str
+    map_title: str
+    image: np.ndarray  # where it looks, over the image as the model saw it
+    caption: str
+    layers: int  # attention layers (0: no layer and head controls)
+    heads: list[str]
+    rollout: bool  # whether a rollout can be shown
+    units: list[tuple[str, int]]  # (label, block index) of the units a lesion may switch off
+    lesion: list[int]
+    spectrum: go.Figure  # Fig 2a
+
+
+@dataclass(frozen=True)
+class Page:
+    """The tab after an analysis or a lesion: the runs to keep in the session, and what they show."""
+
+    runs: list[ModelRun]
+    columns: list[Column]
+    high_frequency: go.Figure
+    variance: go.Figure
+    figure_choices: list[tuple[str, str]] = field(default_factory=list)  # (title, name) of exportable figures
+    status: str = ""
+
+
+def top5(result: ModelResult) -> dict[str, float]:
+    """The first image's top-5; with random weights every probability is near 1/classes, so each label
+    shows its probability to two decimals (bars alone would all read 0%)."""
+    predictions = result.predictions[0]
+    if not result.random_weights:
+        return {p.label: p.probability for p in predictions}
+    return {f"{p.label} ({p.probability:.2%})": p.probability for p in predictions}
+
+
+@dataclass
+class CompareTab:
+    """The Compare tab's decisions, over the app's service."""
+
+    service: Service
+
+    def analyze(self, image: object, checked: list[str], typed: str | None, weights: str | None, look: Look,
+                report: Report | None = None) -> Page:
+        """Run the checked models and any typed timm names on the photo."""
+        if not image:
+            raise problem("Upload a photo or pick a sample first.")
+        start = time.perf_counter()
+        with problems():
+            runs = self.service.analyze(image, picked_models(checked, typed), weights, report=report)
+        seconds = time.perf_counter() - start
+        status = f"Analyzed {len(runs)} model{'s' * (len(runs) > 1)} in {seconds:.1f} s."
+        return self.page(runs, look, status)
+
+    def page(self, runs: list[ModelRun], look: Look, status: str = "") -> Page:
+        """Everything the tab shows for `runs`, from stored results (no model runs)."""
+        results = [run.result for run in runs]
+        return Page(runs, [self.column(run, look) for run in runs], figures.high_frequency(results),
+                    figures.variance(results, look.log_y), export.figure_choices(results), status)
+
+    def column(self, run: ModelRun, look: Look) -> Column:
+        result = run.result
+        badge = text.RANDOM_BADGE.format(seed=self.service.seed) if result.random_weights else result.weights
+        suffix = " · random weights" if result.random_weights else ""
+        layers = attention_layers(run)
+        image, caption = self.view(run, ViewOptions(layer=layers, head=MEAN), look)
+        return Column(
+            title=f"### {result.label}\n{badge}",
+            random=result.random_weights,
+            top5=top5(result),
+            top5_title=f"Top-5 predictions{suffix}",
+            map_title=f"Where it looks{suffix}",
+            image=image,
+            caption=caption,
+            layers=layers,
+            heads=head_choices(run),
+            rollout=result.attention is not None and result.attention.rollout is not None,
+            units=list(run.units),
+            lesion=list(run.lesion),
+            spectrum=figures.fourier_spectrum(result),
+        )
+
+    @staticmethod
+    def view(run: ModelRun, options: ViewOptions, look: Look) -> tuple[np.ndarray, str]:
+        """One model's map for a layer, head or rollout, and its caption: a redraw, no model runs."""
+        return render(run, options, look.colormap, look.opacity)
+
+    def lesion(self, runs: list[ModelRun], slot: int, indices: list[int], look: Look) -> Page:
+        """Model `slot` re-run with the units at `indices` switched off (none: the original, exactly)."""
+        if slot >= len(runs):
+            raise problem("Analyze a photo first.")
+        with problems():
+            changed = self.service.lesioned(runs[slot], indices or [])
+        return self.page([changed if i == slot else run for i, run in enumerate(runs)], look)
+
+    @staticmethod
+    def variance(runs: list[ModelRun], log_y: bool) -> go.Figure:
+        return figures.variance([run.result for run in runs], log_y)
+
+    @staticmethod
+    def export_figure(runs: list[ModelRun], name: str, fmt: str) -> Download:
+        """Figure `name` (a name of `Page.figure_choices`) as a PNG at 2x or an SVG, titled for slides."""
+        if not runs:
+            raise problem("Analyze a photo first.")
+        figs = export.paper_figures([run.result for run in runs])
+        if name not in figs or fmt not in ("png", "svg"):
+            raise problem(f"no figure {name!r} as {fmt!r}: pick one of {', '.join(figs)} as png or svg")
+        with problems():
+            return Download(export.images_of([figs[name]], fmt)[0], f"{name}.{fmt}")
+
+    def export_pack(self, runs: list[ModelRun], photo_name: str, look: Look) -> Download:
+        """Every figure, input, map and value of the analysis, with a handout, as one ZIP."""
+        if not runs:
+            raise problem("Analyze a photo first.")
+        with problems():
+            pack = export.teaching_pack([run.result for run in runs], [runs], [photo_name], self.service.device_name,
+                                        look.colormap)
+            return Download(pack.zip(), "teaching-pack.zip")
+
+    def analysis_json(self, image: object, models: object, weights: str | None) -> dict:
+        """The /analyze API: the engine CLI's JSON for one image and a list of model names; weights a mode or
+        the name of a bundled checkpoint (never a path)."""
+        with problems():
+            return self.service.analysis_json(self.service.analyze(image, models, self.service.network_weights(weights)))

@@ -1,0 +1,1 @@
+"""Pure rendering of stored results: figures, maps, drawings and texts. Nothing here runs a model."""

@@ -1,0 +1,127 @@
+"""Each tab's logic (app.tabs) driven with no front end: plain inputs in, plain data out, Problems for
+bad input; the numbers shown are the engine's own."""
+from __future__ import annotations
+
+import io
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+import engine
+from app.cifar_lab import CifarLab
+from app.paper_findings import ORDER, PaperFindings
+from app.service import Service
+from app.tabs import Download, Problem
+from app.tabs.alternet import PAPER_STEP, STEPS, AlterNetTab
+from app.tabs.compare import CompareTab, Look
+from app.tabs.dataset import DatasetTab
+from app.tabs.paper import PaperTab
+from app.views.attention import ViewOptions
+
+
+@pytest.fixture(scope="module")
+def service(one_thread) -> Service:
+    return Service()
+
+
+def test_compare_analyzes_redraws_lesions_and_exports(service: Service, sample_photo: Path):
+    tab = CompareTab(service)
+    page = tab.analyze(str(sample_photo), ["vit_cifar"], "preact_resnet", "random", Look())
+    assert [run.result.name for run in page.runs] == ["vit_cifar", "preact_resnet"]
+    vit, resnet = page.columns
+    assert "Analyzed 2 models" in page.status and vit.random and "random weights" in vit.title
+    assert len(vit.top5) == 5 and all(label.endswith("%)") for label in vit.top5)  # probabilities in the labels
+    direct = engine.Analyzer(service.load("vit_cifar", "random")).analyze([Image.open(sample_photo).convert("RGB")])
+    assert list(vit.top5.values()) == [p.probability for p in direct.predictions[0]]  # the engine's own numbers
+    assert vit.layers == 8 and vit.rollout and resnet.layers == 0 and "Grad-CAM" in resnet.caption
+    assert vit.image.shape[2] == 3 and ("Fig 9: feature-map variance", "fig9-variance") in page.figure_choices
+
+    passes = service.forward_passes
+    image, caption = tab.view(page.runs[0], ViewOptions(layer=1, head="2"), Look("viridis", 1.0))
+    assert "layer 1/8" in caption and "head 2/" in caption and service.forward_passes == passes  # a redraw only
+    assert not np.array_equal(image, vit.image)
+
+    lesioned = tab.lesion(page.runs, 1, [5, 6], Look())
+    assert lesioned.runs[1].lesion == (5, 6) and "units 5 and 6 switched off" in lesioned.columns[1].title
+    assert lesioned.runs[0] is page.runs[0] and service.forward_passes > passes
+    restored = tab.lesion(lesioned.runs, 1, [], Look())
+    assert restored.runs[1] is page.runs[1]  # the original run, exactly
+
+    with pytest.raises(Problem, match="Analyze a photo first"):
+        tab.lesion([], 0, [1], Look())
+    with pytest.raises(Problem, match="no figure 'fig1' as 'png'"):
+        tab.export_figure(page.runs, "fig1", "png")
+    with pytest.raises(Problem, match="Upload a photo"):
+        tab.analyze(None, ["vit_cifar"], "", "random", Look())
+    with pytest.raises(Problem, match="unknown model 'nope'"):
+        tab.analyze(str(sample_photo), ["nope"], "", "random", Look())
+    svg = tab.export_figure(page.runs, "fig8-high-frequency", "svg")
+    assert isinstance(svg, Download) and svg.filename == "fig8-high-frequency.svg" and b"<svg" in svg.data[:400]
+
+
+def test_alternet_keeps_step_grid_and_text_in_step_and_names_every_bad_entry(service: Service, sample_photo: Path):
+    tab = AlterNetTab(CifarLab(service))
+    paper = tab.from_step(PAPER_STEP)
+    assert paper.spec == str(STEPS[-1]) and paper.grid == [[], [4], [2, 4, 6], [2, 4]]
+    custom = tab.from_grid([[], [4], [6], [2, 4]])
+    assert custom.step is None and custom.spec == "s2:4,s3:6,s4:2,s4:4"
+    assert tab.from_text(" S4:4 ").step == 1
+    with pytest.raises(Problem) as info:
+        tab.from_text("s1:1,s9:2")
+    assert "s1:1" in str(info.value) and "s9:2" in str(info.value)
+    with pytest.raises(Problem, match="0 to 6"):
+        tab.from_step(9)
+
+    shown = tab.on_photo("s4:4", str(sample_photo))
+    assert shown.drawing.startswith("<svg") and "M** parameters" in shown.cost and "build-up step 1" in shown.source
+    assert shown.seen.shape == (192, 192, 3) and shown.high_frequency is not None and shown.accuracy == ""
+    names = [trace.name for trace in shown.variance.data if trace.name]
+    assert "AlterNet, step 1 (1 MSA)" in names and "PreAct ResNet-50 (CIFAR)" in names
+    assert tab.on_photo("s4:4", None).run is None
+    zipped = tab.export(shown)
+    with zipfile.ZipFile(io.BytesIO(zipped.data)) as archive:
+        assert any(name.endswith(".svg") for name in archive.namelist())
+    with pytest.raises(Problem, match="Pick a photo"):
+        tab.export(None)
+    with pytest.raises(Problem, match="10 to 1000"):
+        tab.on_subset("s4:4", 5)
+
+
+def test_dataset_measures_a_zip_and_names_the_file_as_the_user_knows_it(service: Service, tmp_path: Path):
+    tab = DatasetTab(service)
+    archive = tmp_path / "tmpabc123.zip"
+    with zipfile.ZipFile(archive, "w") as packed:
+        for i in range(3):
+            buffer = io.BytesIO()
+            Image.fromarray(np.random.default_rng(i).integers(0, 256, (40, 40, 3), dtype=np.uint8)).save(buffer, "PNG")
+            packed.writestr(f"{i}.png", buffer.getvalue())
+        packed.writestr("broken.jpg", b"\xff\xd8 truncated")
+    shown = tab.measure(str(archive), ["vit_cifar"], "", "random")
+    assert "3 images, 1 unreadable skipped (broken.jpg)" in shown.summary and len(shown.spectra) == 1
+    not_zip = tmp_path / "tmpxyz.zip"
+    not_zip.write_bytes(b"not a zip")
+    with pytest.raises(Problem, match="not a ZIP"):
+        tab.measure(str(not_zip), ["vit_cifar"], "", "random", shown_name="photos.zip")
+    with pytest.raises(Problem, match="Upload a ZIP"):
+        tab.measure(None, ["vit_cifar"], "", "random")
+    with pytest.raises(Problem, match="Measure a ZIP"):
+        tab.export([])
+
+
+def test_paper_shows_every_stored_section_in_order_without_running_a_model(service: Service):
+    tab = PaperTab(PaperFindings(service))
+    passes = service.forward_passes
+    sections = tab.sections({})
+    assert [s.name for s in sections] == list(ORDER) and service.forward_passes == passes
+    for section in sections:
+        assert section.explanation.startswith("####") and 0 < len(section.figures) <= section.panels
+        assert ("stored, made by" in section.caption) == (section.recompute is not None)
+    with pytest.raises(Problem, match="not recomputed in the app"):
+        tab.recompute({}, "trajectory", 100)
+    with pytest.raises(Problem, match="choose 10 to 1000 images"):
+        tab.recompute({}, "noise", 5)
+    with pytest.raises(Problem, match="Upload a photo"):
+        tab.photo_noise(None)

@@ -30,6 +30,7 @@ from engine.models import CHECKPOINTS, auto_weights, bundled_names
 from engine.registry import resolve_device
 from engine.results import Analysis, ModelResult
 from engine.weights import hub_reachable
+from engine.weights_choice import Weights
 
 DEFAULT_MODELS = ("resnet50", "vit_small_patch16_224")
 MAX_MODELS = 4
@@ -48,7 +49,8 @@ MODEL_THREAD = "models"
 Report = Callable[[float, str], None]
 Options = tuple[tuple[str, object], ...]
 Method = TypeVar("Method", bound=Callable[..., Any])
-Loading = tuple[int, engine.LoadedModel, str]  # position, loaded model, weights mode
+Loading = tuple[int, engine.LoadedModel, Weights]  # position, loaded model, its weights
+Asked = Weights | str | None  # what a caller asks for: Weights, or a mode of WEIGHT_MODES (None, "": auto)
 
 
 def picked_models(checked: list[str], typed: str | None) -> list[str]:
@@ -86,7 +88,7 @@ class ModelRun:
     result: ModelResult
     gradcam: np.ndarray | None = None  # (H, W) in [0, 1], same grid as result.input_images
     picture: Image.Image | None = field(default=None, repr=False)
-    weights: str = "random"  # the mode it was loaded with: 'pretrained' or 'random'
+    weights: Weights = Weights.random()  # what it was loaded with
     units: tuple[tuple[str, int], ...] = ()  # (label, block index) of the units a lesion may switch off
     lesion: tuple[int, ...] = ()
     original: ModelRun | None = field(default=None, repr=False)
@@ -112,7 +114,7 @@ class Service:
     uploads: Uploads | None = None  # where network files must come from; None: trusted local callers (CLI)
     _online: list[bool] = field(default_factory=list)
     _probe: threading.Thread | None = None
-    _models: OrderedDict[tuple[str, str, Options], engine.LoadedModel] = field(default_factory=OrderedDict)
+    _models: OrderedDict[tuple[str, Weights, Options], engine.LoadedModel] = field(default_factory=OrderedDict)
     _evicted_passes: int = 0
     _worker: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(1, thread_name_prefix=MODEL_THREAD))
 
@@ -131,13 +133,17 @@ class Service:
             self._probe.join()
         return bool(self._online and self._online[0])
 
-    def weights_for(self, name: str, weights: str | None = None, **options) -> str:
-        """The weights mode `name` loads with: 'pretrained' or 'random' as asked; for 'auto' (or None),
-        the trained weights where they can be had (the hub's when it answers; a CIFAR model's bundled
-        checkpoint), else seeded random."""
-        if weights not in (None, "", AUTO):
+    def weights_for(self, name: str, weights: Asked = None, **options) -> Weights:
+        """The weights `name` loads with: as asked ('pretrained', 'random' with the service's seed, or a
+        Weights); for 'auto' (or None), the trained weights where they can be had (the hub's when it
+        answers; a CIFAR model's bundled checkpoint), else seeded random."""
+        if isinstance(weights, Weights):
             return weights
-        return auto_weights(name, self.online, **options)
+        if weights in (None, "", AUTO):
+            return auto_weights(name, self.online, self.seed, **options)
+        if weights not in WEIGHT_MODES and self.uploads is not None:  # a path, from the network
+            raise refuse(f"weights must be one of {', '.join(WEIGHT_MODES)}, not '{shown(weights)}'", "unknown weights")
+        return Weights.parse(weights, self.seed)  # trusted local callers (the CLI) may name a checkpoint file
 
     @property
     def forward_passes(self) -> int:
@@ -156,11 +162,11 @@ class Service:
         """(label, name) of every registered model, for pickers."""
         return [(engine.get_spec(name).label, name) for name in engine.list_models()]
 
-    def is_loaded(self, name: str, weights: str, **options) -> bool:
+    def is_loaded(self, name: str, weights: Weights, **options) -> bool:
         return (name, weights, tuple(sorted(options.items()))) in self._models
 
     @on_model_thread
-    def load(self, name: str, weights: str, **options) -> engine.LoadedModel:
+    def load(self, name: str, weights: Weights, **options) -> engine.LoadedModel:
         """The model built with `options` (an AlterNet's `msa`, ...), loaded once and cached."""
         key = (name, weights, tuple(sorted(options.items())))
         if key not in self._models:
@@ -168,7 +174,7 @@ class Service:
             if parameters > MAX_PARAMETERS:
                 raise refuse(f"{name} has {parameters / 1e6:.0f} M parameters; this server loads models of up to "
                              f"{MAX_PARAMETERS / 1e6:.0f} M (VIT_EXPLORER_MAX_PARAMS; the CLI has no limit)", "model too large")
-            self._models[key] = engine.create_model(name, weights, self.seed, self.device, **options)
+            self._models[key] = engine.create_model(name, weights, device=self.device, **options)
         self._models.move_to_end(key)
         while len(self._models) > 1 and self.cached_bytes > MAX_CACHED_BYTES:  # least recently used first
             self._evicted_passes += self._models.popitem(last=False)[1].forward_passes
@@ -188,14 +194,14 @@ class Service:
         """A file of a request: from the upload folder only, when the service serves a network."""
         return Path(value) if self.uploads is None else self.uploads.file(value, what)
 
-    def network_weights(self, weights: str | None) -> str | None:
-        """`weights` as a network client may ask for them: a mode or a bundled checkpoint's name, which
-        becomes its path. Anything else, server paths included, is refused without looking at the disk."""
+    def network_weights(self, weights: str | None) -> Asked:
+        """`weights` as a network client may ask for them: a mode, or a bundled checkpoint's name, which
+        becomes that file. Anything else, server paths included, is refused without looking at the disk."""
         if weights in (None, "") or weights in WEIGHT_MODES:
             return weights
         names = bundled_names()
         if weights in names:
-            return str(CHECKPOINTS / f"{weights}.safetensors")
+            return Weights.file(CHECKPOINTS / f"{weights}.safetensors")
         raise refuse(
             f"weights must be {', '.join(WEIGHT_MODES)} or the name of a bundled checkpoint "
             f"({', '.join(names) or 'none is bundled'}), not '{shown(weights)}'", "unknown weights"
@@ -203,7 +209,7 @@ class Service:
 
     @on_model_thread
     def analyze(
-        self, image: ImageInput, names: list[str], weights: str | None = None, report: Report | None = None
+        self, image: ImageInput, names: list[str], weights: Asked = None, report: Report | None = None
     ) -> list[ModelRun]:
         """Load (once) and analyze every model on `image`; Grad-CAM for models without attention.
 
@@ -214,26 +220,26 @@ class Service:
         models = self._each_model(names, weights, report)
         picture = self.picture(image)
         runs = []
-        for i, loaded, mode in models:
+        for i, loaded, chosen in models:
             report((i + 0.5) / len(names), f"Running {loaded.spec.label}")
-            runs.append(self._run(loaded, picture, mode))
+            runs.append(self._run(loaded, picture, chosen))
         report(1.0, "Done")
         return runs
 
-    def _each_model(self, names: list[str], weights: str | None, report: Report) -> Iterator[Loading]:
-        """(position, loaded model, weights mode) of each of 1 to MAX_MODELS models, loaded once; the count is
+    def _each_model(self, names: list[str], weights: Asked, report: Report) -> Iterator[Loading]:
+        """(position, loaded model, its weights) of each of 1 to MAX_MODELS models, loaded once; the count is
         checked at the call."""
         names = model_names(names, MAX_MODELS)
         if not names:
             raise refuse("pick at least one model", "no models")
         return self._loading(names, weights, report)
 
-    def _loading(self, names: list[str], weights: str | None, report: Report) -> Iterator[Loading]:
+    def _loading(self, names: list[str], weights: Asked, report: Report) -> Iterator[Loading]:
         for i, name in enumerate(names):
-            mode = self.weights_for(name, weights)
-            if not self.is_loaded(name, mode):
-                report(i / len(names), f"Loading {engine.get_spec(name).label} ({mode} weights), first use only")
-            yield i, self.load(name, mode), mode
+            chosen = self.weights_for(name, weights)
+            if not self.is_loaded(name, chosen):
+                report(i / len(names), f"Loading {engine.get_spec(name).label} ({chosen.label} weights), first use only")
+            yield i, self.load(name, chosen), chosen
 
     @on_model_thread
     def lesioned(self, run: ModelRun, indices: list[int]) -> ModelRun:
@@ -249,7 +255,7 @@ class Service:
         result = replace(lesioned.result, label=f"{original.result.label} · {switched_off(indices)}")
         return replace(lesioned, result=result, lesion=tuple(indices), original=original)
 
-    def _run(self, loaded: engine.LoadedModel, picture: Image.Image, weights: str) -> ModelRun:
+    def _run(self, loaded: engine.LoadedModel, picture: Image.Image, weights: Weights) -> ModelRun:
         result = engine.Analyzer(loaded).analyze([picture])
         specs = loaded.spec.blocks(loaded.module)
         units = tuple((f"{i} {s.name} ({s.kind})", i) for i, s in enumerate(specs) if s.can_lesion)
@@ -260,7 +266,7 @@ class Service:
 
     @on_model_thread
     def dataset_curves(
-        self, archive: str | Path, names: list[str], weights: str | None = None, report: Report | None = None
+        self, archive: str | Path, names: list[str], weights: Asked = None, report: Report | None = None
     ) -> list[ModelResult]:
         """Figs 2a, 8 and 9 averaged over the images of a ZIP, per model, labelled with the image count.
 

@@ -15,6 +15,7 @@ from torchvision import transforms as T
 from .attention import AttentionRecorder
 from .blocks import BlockSpec
 from .images import ImageInput, load_image
+from .weights_choice import Weights
 from .measure import MapStatistics, map_statistics, to_bchw
 from .registry import LoadedModel, create_model
 from .results import Analysis, BlockResult, ModelResult, Prediction
@@ -166,6 +167,7 @@ class Analyzer:
             name=model.name,
             label=model.spec.label,
             weights=model.weights,
+            random_weights=model.random,
             dataset=model.spec.dataset,
             images=len(batch),
             predictions=predictions,
@@ -186,7 +188,7 @@ class Analyzer:
 def analyze(
     images: Sequence[ImageInput],
     models: Sequence[str],
-    weights: str = "pretrained",
+    weights: Weights | str = "pretrained",
     seed: int = 0,
     device: str = "auto",
     batch_size: int = 16,

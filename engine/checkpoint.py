@@ -1,7 +1,7 @@
 """Trained checkpoints: `X.safetensors` (weights) beside `X.json` (how to rebuild and how trained).
 
-`load` rebuilds the exact architecture from the sidecar through the registry and loads strictly,
-so a checkpoint that does not fit raises a CheckpointError naming the differing keys.
+This module only reads and writes the files; `engine.registry.load_checkpoint` rebuilds the exact
+architecture the sidecar names and loads the weights strictly.
 """
 from __future__ import annotations
 
@@ -11,11 +11,9 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-import torch
 from torch import nn
 
 from .errors import CheckpointError
-from .weights import load_state_dict_strict, read_state_dict
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -98,18 +96,3 @@ def read_meta(path: str | Path) -> CheckpointMeta:
         return CheckpointMeta(**json.loads(sidecar.read_text()))
     except (ValueError, TypeError) as exc:
         raise CheckpointError(f"sidecar {sidecar} is not a checkpoint description: {exc}") from exc
-
-
-def load(path: str | Path, **build_options) -> tuple[nn.Module, CheckpointMeta]:
-    """Rebuild the model the sidecar names (plus `build_options`, e.g. drop_path_rate) and load its
-    weights strictly; the module is returned in eval mode on the CPU, in fp32."""
-    from . import models  # noqa: F401  (registers the CIFAR models)
-    from .registry import get_spec
-
-    weights, _ = paths(path)
-    meta = read_meta(path)
-    with torch.random.fork_rng(devices=[]):
-        module = get_spec(meta.architecture).build(**meta.options, **build_options)
-    state = {k: v.float() if v.is_floating_point() else v for k, v in read_state_dict(weights).items()}
-    load_state_dict_strict(module, state, str(weights))
-    return module.eval(), meta

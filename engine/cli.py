@@ -28,6 +28,7 @@ from .models import auto_weights
 from .registry import create_model, get_spec, list_models, resolve_device
 from .results import Analysis, BlockResult
 from .weights import hub_reachable
+from .weights_choice import Weights
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -180,16 +181,16 @@ def run_curves(args: argparse.Namespace) -> int:
     return 0
 
 
-def weights_of(args: argparse.Namespace) -> Callable[[str], str]:
+def weights_of(args: argparse.Namespace) -> Callable[[str], Weights]:
     """Each model's weights: `--weights` as given, or for 'auto' what it means for that model (the hub is
     asked once, and only for a model whose trained weights live there)."""
     if args.weights != "auto":
-        return lambda name: args.weights
+        return lambda name: Weights.parse(args.weights, args.seed)
     online = functools.cache(hub_reachable)
 
-    def resolve(name: str) -> str:
-        weights = auto_weights(name, online() if get_spec(name).dataset != "cifar10" else False)
-        if weights == "random":
+    def resolve(name: str) -> Weights:
+        weights = auto_weights(name, online() if get_spec(name).dataset != "cifar10" else False, args.seed)
+        if weights.is_random:
             print(f"note: {name}: no trained weights here (offline, or none bundled): seeded random weights",
                   file=sys.stderr)
         return weights

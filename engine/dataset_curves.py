@@ -160,6 +160,7 @@ class DatasetCurves:
                 name=self.model.name,
                 label=self.model.spec.label,
                 weights=self.model.weights,
+                random_weights=self.model.random,
                 dataset=self.model.spec.dataset,
                 images=int(counts.sum()),
                 predictions=[],

@@ -25,7 +25,10 @@ from .timm_blocks import (
     supported_families,
     timm_split,
 )
+from .checkpoint import CheckpointMeta, read_meta
+from .checkpoint import paths as checkpoint_paths
 from .weights import load_state_dict_strict, read_state_dict, timm_pretrained
+from .weights_choice import Source, Weights
 
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
 Transform = Callable[[Image.Image], torch.Tensor]
@@ -79,9 +82,10 @@ class LoadedModel:
 
     spec: ModelSpec
     module: nn.Module
-    weights: str
+    weights: str  # what they are, for labels: 'pretrained (timm, ...)', 'random (seed 0)', 'trained here: ...'
     device: torch.device
     transform: Transform
+    choice: Weights = Weights.pretrained()  # the weights asked for
     forward_passes: int = 0
 
     @property
@@ -90,7 +94,7 @@ class LoadedModel:
 
     @property
     def random(self) -> bool:
-        return self.weights.startswith("random")
+        return self.choice.is_random
 
 
 _REGISTRY: dict[str, ModelSpec] = {}
@@ -154,25 +158,25 @@ def resolve_device(device: str | torch.device = "auto") -> torch.device:
 
 
 def create_model(
-    name: str, weights: str = "pretrained", seed: int = 0, device: str | torch.device = "auto", **options
+    name: str, weights: Weights | str = "pretrained", seed: int = 0, device: str | torch.device = "auto", **options
 ) -> LoadedModel:
-    """Build a model (registered, or any timm model of a supported family) with `weights`: 'pretrained',
-    'random' (seeded) or a checkpoint path.
+    """Build a model (registered, or any timm model of a supported family) with `weights`: a Weights, or
+    its spelling 'pretrained', 'random' (seeded with `seed`) or a checkpoint path.
 
     `options` go to the spec's `build` (for example an AlterNet's MSA placement).
     """
-    spec = get_spec(name)
-    if weights == "pretrained":
+    spec, choice = get_spec(name), Weights.parse(weights, seed)
+    if choice.source is Source.PRETRAINED:
         if spec.pretrained is None:
             raise WeightsUnavailableError(f"{name}: no pretrained weights are known; use 'random' or a checkpoint")
         module, description = spec.pretrained(**options)
-    elif weights == "random":
-        module, description = _seeded_build(spec, seed, options), f"random (seed {seed})"
+    elif choice.source is Source.RANDOM:
+        module, description = _seeded_build(spec, choice.seed, options), f"random (seed {choice.seed})"
     else:
-        module, description = _from_checkpoint(spec, weights, seed, options)
+        module, description = _from_checkpoint(spec, choice.path, choice.seed, options)
     target = resolve_device(device)
     module = module.eval().to(target)
-    return LoadedModel(spec, module, description, target, spec.transform(module))
+    return LoadedModel(spec, module, description, target, spec.transform(module), choice)
 
 
 def _seeded_build(spec: ModelSpec, seed: int, options: dict) -> nn.Module:
@@ -181,16 +185,26 @@ def _seeded_build(spec: ModelSpec, seed: int, options: dict) -> nn.Module:
         return spec.build(**options)
 
 
-def _from_checkpoint(spec: ModelSpec, path: str, seed: int, options: dict) -> tuple[nn.Module, str]:
+def load_checkpoint(path: str | Path, **build_options) -> tuple[nn.Module, CheckpointMeta]:
+    """Rebuild the model a checkpoint's sidecar names (plus `build_options`, e.g. drop_path_rate) and load
+    its weights strictly (a CheckpointError names the differing keys); in eval mode on the CPU, in fp32."""
+    weights = checkpoint_paths(path)[0]
+    meta = read_meta(path)
+    with torch.random.fork_rng(devices=[]):
+        module = get_spec(meta.architecture).build(**meta.options, **build_options)
+    state = {k: v.float() if v.is_floating_point() else v for k, v in read_state_dict(weights).items()}
+    load_state_dict_strict(module, state, str(weights))
+    return module.eval(), meta
+
+
+def _from_checkpoint(spec: ModelSpec, path: Path, seed: int, options: dict) -> tuple[nn.Module, str]:
     """Weights from `path` and their label; a checkpoint with a JSON sidecar rebuilds the architecture
     it names and is labelled with how it was trained."""
-    from . import checkpoint
-
-    if not checkpoint.paths(path)[1].is_file():
+    if not checkpoint_paths(path)[1].is_file():
         module = _seeded_build(spec, seed, options)
-        load_state_dict_strict(module, read_state_dict(path), path)
+        load_state_dict_strict(module, read_state_dict(path), str(path))
         return module, str(path)
-    rebuilt, meta = checkpoint.load(path)
+    rebuilt, meta = load_checkpoint(path)
     if meta.architecture != spec.name:
         raise CheckpointError(f"checkpoint {Path(path).name} is a {meta.architecture}, not a {spec.name}")
     return rebuilt, f"{meta.summary()} ({Path(path).name})"

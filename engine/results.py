@@ -93,10 +93,7 @@ class ModelResult:
     blocks: list[BlockResult]
     attention: AttentionResult | None = None
     input_images: np.ndarray | None = field(default=None, repr=False)  # (images, H, W, 3) uint8 as the model saw them
-
-    @property
-    def random_weights(self) -> bool:
-        return self.weights.startswith("random")
+    random_weights: bool = False  # seeded random weights: predictions and maps are not meaningful
 
     def to_json(self) -> dict:
         out = {

@@ -9,7 +9,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from engine.checkpoint import load  # noqa: E402
+from engine.registry import load_checkpoint  # noqa: E402
 from engine.cost import params_and_flops  # noqa: E402
 from engine.models import CHECKPOINTS  # noqa: E402
 from train_family import ORDER, family  # noqa: E402
@@ -24,7 +24,7 @@ def main() -> None:
         if not (CHECKPOINTS / f"{stem}.json").is_file():
             print(f"| {name} ({stem}) | not trained yet | | | | | | | | |")
             continue
-        module, meta = load(CHECKPOINTS / stem)
+        module, meta = load_checkpoint(CHECKPOINTS / stem)
         params, flops = params_and_flops(module)
         msa = meta.options.get("msa", "none" if meta.architecture == "preact_resnet" else "every block")
         label = f"{name}: {meta.architecture}" if name.startswith("step") else meta.architecture

@@ -7,7 +7,7 @@ import json
 import pytest
 import torch
 
-from engine import checkpoint as ckpt
+from engine.registry import load_checkpoint
 from engine.models import CHECKPOINTS, checkpoint_stem
 from engine.placement import PAPER_DEPTHS, buildup_sequence
 from engine.registry import create_model
@@ -27,7 +27,7 @@ def test_checkpoint_rebuilds_from_its_sidecar_and_keeps_its_subset_accuracy(side
     meta = json.loads(sidecar.read_text())
     assert "JPEG-q75 re-encoding" in meta["data"] and meta["classes"][0] == "airplane"
     assert meta["epochs"] > 0 and meta["test_images"] == 10_000 and meta["minutes"] > 0 and meta["images_per_s"] > 0
-    model, loaded = ckpt.load(sidecar)  # the registry builds what the sidecar names, loaded strictly
+    model, loaded = load_checkpoint(sidecar)  # the registry builds what the sidecar names, loaded strictly
     assert type(model).__name__ in ("AlterNet", "VisionTransformer") and loaded.options == meta["options"]
     accuracy = evaluate(model, subset_split(), torch.device("cpu"), batch_size=250).accuracy  # fp32
     assert abs(accuracy - meta["subset_accuracy"]) <= 0.02

@@ -57,7 +57,7 @@ def test_noise_lines_are_the_accuracy_drop_or_without_labels_the_probability_dro
     _, x, labels = data
     noise = FrequencyNoise(models["AlterNet"], rms=2.0, bands=3).attribute(x, labels).to_json()
     photo = FrequencyNoise(models["ViT"], rms=2.0, bands=3).attribute(x[:1]).to_json()
-    fig = paper_plots.noise_figure({"AlterNet": {**noise, "weights": "random"}, "ViT": photo})
+    fig = paper_plots.noise_figure({"AlterNet": {**noise, "random_weights": True}, "ViT": photo})
     rendered(fig)
     labeled, unlabeled = fig.data
     assert labeled.name == "AlterNet (random weights)" and unlabeled.name == "ViT · top-1 probability"

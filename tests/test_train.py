@@ -8,6 +8,7 @@ import torch
 from PIL import Image
 
 from engine import checkpoint as ckpt
+from engine.registry import load_checkpoint
 from engine.errors import CheckpointError
 from engine import models
 from engine.models import build_alternet
@@ -45,7 +46,7 @@ def test_training_lowers_loss_and_checkpoint_reloads_identically(folder, tmp_pat
     assert meta["options"] == {"num_classes": 2, "msa": "s3:2,s4:2", "depths": [1, 1, 2, 2], "width": 4}
     assert meta["classes"] == ["blues", "reds"] and meta["test_nll"] == pytest.approx(result.evaluation.nll)
     assert meta["recipe"]["optimizer"] == "AdamW" and meta["date"]
-    loaded, loaded_meta = ckpt.load(out)
+    loaded, loaded_meta = load_checkpoint(out)
     x = torch.randn(4, 3, 32, 32)
     trained = result.model.state_dict()
     assert all(torch.equal(v, trained[k]) for k, v in loaded.state_dict().items())
@@ -78,19 +79,19 @@ def test_checkpoint_that_does_not_fit_names_the_keys(tmp_path):
     model = build_alternet("s4:2", depths=(1, 1, 2, 2), width=4)
     meta = ckpt.CheckpointMeta("alternet", {"msa": "s4:2", "depths": [1, 1, 2, 2], "width": 4}, ["a", "b"])
     ckpt.save(model, tmp_path / "m", meta, half=True)
-    loaded, _ = ckpt.load(tmp_path / "m.safetensors")
+    loaded, _ = load_checkpoint(tmp_path / "m.safetensors")
     for key, value in model.state_dict().items():
         expected = value.half().float() if value.is_floating_point() else value
         assert torch.equal(loaded.state_dict()[key], expected), key
     sidecar = tmp_path / "m.json"
     sidecar.write_text(sidecar.read_text().replace('"msa": "s4:2"', '"msa": "s3:2"'))
     with pytest.raises(CheckpointError) as info:
-        ckpt.load(tmp_path / "m")
+        load_checkpoint(tmp_path / "m")
     message = str(info.value)
     assert "missing: stages.2.1.attn.proj.bias" in message and "unexpected: stages.2.1.act2.0.bias" in message
     sidecar.unlink()
     with pytest.raises(CheckpointError, match="has no sidecar"):
-        ckpt.load(tmp_path / "m")
+        load_checkpoint(tmp_path / "m")
 
 
 def test_crop_flip_moves_whole_images():

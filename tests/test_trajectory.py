@@ -8,10 +8,9 @@ import pytest
 import torch
 from PIL import Image
 
-from engine import checkpoint as ckpt
 from engine import train as trainer
 from engine.errors import EngineError
-from engine.registry import get_spec
+from engine.registry import get_spec, load_checkpoint
 from engine.train import main, parse_args, polar_trajectory
 
 TINY = ["--model", "alternet", "--width", "4", "--depths", "1,1,2,2", "--msa", "s3:2,s4:2", "--batch-size", "16"]
@@ -90,8 +89,8 @@ def test_trajectory_in_the_sidecar_matches_hand_computation_and_survives_a_resum
     torch.manual_seed(0)  # the trainer seeds, then builds: snapshot 0 is the initialization
     options = sidecar(tmp_path / "first")["options"]
     assert np.array_equal(w_init, flat(get_spec("alternet").build(**options, drop_path_rate=0.1)))
-    w_epoch1 = flat(ckpt.load(tmp_path / "first")[0])  # the weights after step 4: moment 2, epoch 1.0
-    w_final = flat(ckpt.load(tmp_path / "straight")[0])
+    w_epoch1 = flat(load_checkpoint(tmp_path / "first")[0])  # the weights after step 4: moment 2, epoch 1.0
+    w_final = flat(load_checkpoint(tmp_path / "straight")[0])
     d0, d2 = (w_init - w_final).astype(np.float64), (w_epoch1 - w_final).astype(np.float64)
     r2 = np.linalg.norm(d2) / np.linalg.norm(d0)
     theta2 = np.degrees(np.arccos(d2 @ d0 / (np.linalg.norm(d2) * np.linalg.norm(d0))))

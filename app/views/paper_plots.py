@@ -30,7 +30,7 @@ LOSS = "NLL + ℓ2"
 
 def _name(label: str, data: dict) -> str:
     """The display label, saying so when the dict says the weights are random (and the label does not)."""
-    random = data.get("random_weights") or str(data.get("weights", "")).startswith("random")
+    random = bool(data.get("random_weights"))
     return f"{label} (random weights)" if random and "random weights" not in label else label
 
 

@@ -14,7 +14,8 @@ from torch import nn
 from .. import blocks as B
 from ..errors import WeightsUnavailableError
 from ..placement import PAPER_DEPTHS, Placement, buildup_sequence, parse
-from ..registry import ASSETS, ModelSpec, Transform, register_model
+from ..weights_choice import Weights
+from ..registry import ASSETS, ModelSpec, Transform, get_spec, load_checkpoint, register_model
 from .alternet import AlterNet, alternet_blocks
 from .cifar_vit import DEFAULTS as VIT_DEFAULTS, vit_cifar
 
@@ -97,15 +98,15 @@ def bundled_path(name: str, options: dict | None = None) -> Path | None:
     return path if path.is_file() else None
 
 
-def auto_weights(name: str, online: bool, **options) -> str:
-    """What weights 'auto' means for model `name`: 'pretrained' where trained weights can be had (a CIFAR
-    model's bundled checkpoint; a timm model's hub weights when the hub answers), else 'random' (seeded,
-    and labelled so)."""
-    from ..registry import get_spec
-
+def auto_weights(name: str, online: bool, seed: int = 0, **options) -> Weights:
+    """What weights 'auto' means for model `name`: pretrained where trained weights can be had (a CIFAR
+    model's bundled checkpoint; a timm model's hub weights when the hub answers), else random with `seed`
+    (and labelled so)."""
     if get_spec(name).dataset == "cifar10":  # their trained weights are bundled, not on the hub
-        return "pretrained" if bundled_path(name, options) is not None else "random"
-    return "pretrained" if online else "random"
+        trained = bundled_path(name, options) is not None
+    else:
+        trained = online
+    return Weights.pretrained() if trained else Weights.random(seed)
 
 
 def bundled_names() -> list[str]:
@@ -115,15 +116,13 @@ def bundled_names() -> list[str]:
 
 def bundled(stem: str, what: str) -> tuple[nn.Module, str]:
     """The bundled checkpoint assets/checkpoints/<stem>.safetensors, with a one-line description."""
-    from ..checkpoint import load
-
     path = CHECKPOINTS / f"{stem}.safetensors"
     if not path.is_file():
         raise WeightsUnavailableError(
             f"no trained checkpoint is bundled for {what} (looked for assets/checkpoints/{path.name}); "
             "use weights 'random', a checkpoint path, or train one with `python -m engine.train`"
         )
-    module, meta = load(path)
+    module, meta = load_checkpoint(path)
     return module, f"{meta.summary()} ({path.name})"
 
 

@@ -1,0 +1,77 @@
+"""The layout's rules, read from the source: the engine has no import cycle and no UI imports, and the
+tab logic and views import no front end."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from tests.conftest import ROOT
+
+FRONT_ENDS = ("gradio", "streamlit")
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports(path: Path) -> set[str]:
+    """Absolute names of the modules `path` imports (relative imports resolved), at any depth of the file."""
+    package = module_name(path).split(".")
+    if path.name != "__init__.py":
+        package = package[:-1]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = ".".join(package[: len(package) - node.level + 1]) if node.level else ""
+            module = ".".join(filter(None, [base, node.module]))
+            if node.module:  # `from . import checkpoint` imports the module, not its package's face
+                found.add(module)
+            found |= {f"{module}.{alias.name}" for alias in node.names}
+    return found
+
+
+def graph(folder: str) -> dict[str, set[str]]:
+    files = {module_name(path): path for path in (ROOT / folder).rglob("*.py")}
+    return {name: {m for m in imports(path) if m in files and m != name} for name, path in files.items()}
+
+
+def cycle(edges: dict[str, set[str]]) -> list[str] | None:
+    """One import cycle, or None."""
+    state: dict[str, int] = {}
+
+    def visit(node: str, trail: list[str]) -> list[str] | None:
+        state[node] = 1
+        for other in sorted(edges[node]):
+            if state.get(other) == 1:
+                return trail[trail.index(other):] + [other]
+            if other not in state and (found := visit(other, [*trail, other])):
+                return found
+        state[node] = 2
+        return None
+
+    for node in sorted(edges):
+        if node not in state and (found := visit(node, [node])):
+            return found
+    return None
+
+
+def test_the_engine_has_no_import_cycle():
+    edges = graph("engine")
+    edges.pop("engine", None)  # the package's face re-exports its modules; a module importing it is a cycle
+    assert not any("engine" == m for targets in edges.values() for m in targets)
+    assert cycle(edges) is None, cycle(edges)
+
+
+def test_engine_tabs_and_views_import_no_front_end():
+    for folder in ("engine", "app/tabs", "app/views"):
+        for path in (ROOT / folder).rglob("*.py"):
+            ui = {m for m in imports(path) if m.split(".")[0] in FRONT_ENDS}
+            assert not ui, f"{path.relative_to(ROOT)} imports {ui}"
+
+
+def test_the_cycle_check_finds_a_cycle():
+    assert cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert cycle({"a": {"b"}, "b": set()}) is None

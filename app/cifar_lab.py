@@ -4,6 +4,7 @@ ViT, on one photo or on the bundled CIFAR-10 test subset, and what the placement
     lab = CifarLab(service)
     run = lab.analyze_photo("cat.jpg", parse("s4:4"))
 """
+
 from __future__ import annotations
 
 import statistics
@@ -93,6 +94,7 @@ class CifarLab:
         results, accuracy = [], []
         models = self.models(placement)
         for m, model in enumerate(models):
+
             def progress(done: int, total: int, m: int = m, label: str = model.spec.label) -> None:
                 report((m + done / total) / len(models), f"{label}: {done}/{total} images")
 

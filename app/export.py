@@ -7,6 +7,7 @@ one-page HTML handout that opens from the unpacked folder without a server.
 
 Static images come from plotly's own exporter (kaleido), which drives a Chromium or Chrome.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -30,11 +31,11 @@ from PIL import Image
 from engine.placement import Placement
 from engine.results import Analysis, ModelResult
 
-from .views import texts as text
-from .views import figures
-from .views.attention import ViewOptions, attention_layers, render
 from .cifar_lab import LabRun
 from .service import ModelRun
+from .views import figures
+from .views import texts as text
+from .views.attention import ViewOptions, attention_layers, render
 
 WIDTH, HEIGHT, SCALE = 1200, 700, 2  # PNGs are 2400 x 1400: sharp on a projector
 SUBTITLE_CHARS = 130  # a subtitle line's length at the exported size
@@ -95,8 +96,14 @@ def titled(fig: go.Figure, subtitle: str) -> go.Figure:
     title = out.layout.title.text or ""
     lines = _wrap(subtitle.split(" · "), SUBTITLE_CHARS)
     out.update_layout(
-        title={"text": title + "".join(f"<br><sup>{escape(line)}</sup>" for line in lines), "font": {"size": 22},
-               "yref": "container", "y": 1, "yanchor": "top", "pad": {"t": 24}},
+        title={
+            "text": title + "".join(f"<br><sup>{escape(line)}</sup>" for line in lines),
+            "font": {"size": 22},
+            "yref": "container",
+            "y": 1,
+            "yanchor": "top",
+            "pad": {"t": 24},
+        },
         font={"size": 16},
         width=WIDTH,
         height=HEIGHT,
@@ -145,12 +152,25 @@ def blocks_csv(results: list[ModelResult]) -> bytes:
     """One row per model and block: the values of the JSON's `blocks`, the curve ';'-separated."""
     buffer = io.StringIO()
     writer = csv.writer(buffer)
-    writer.writerow(["model", "label", "weights", "block", "name", "kind", "normalized_depth", "variance",
-                     "high_freq", "fourier"])
+    writer.writerow(
+        ["model", "label", "weights", "block", "name", "kind", "normalized_depth", "variance", "high_freq", "fourier"]
+    )
     for r in results:
         for b in r.blocks:
-            writer.writerow([r.name, r.label, r.weights, b.index, b.name, b.kind, repr(b.normalized_depth),
-                             repr(b.variance), repr(b.high_freq), ";".join(map(repr, b.fourier))])
+            writer.writerow(
+                [
+                    r.name,
+                    r.label,
+                    r.weights,
+                    b.index,
+                    b.name,
+                    b.kind,
+                    repr(b.normalized_depth),
+                    repr(b.variance),
+                    repr(b.high_freq),
+                    ";".join(map(repr, b.fourier)),
+                ]
+            )
     return buffer.getvalue().encode()
 
 
@@ -181,19 +201,27 @@ def alternet_zip(run: LabRun, placement: Placement) -> bytes:
     """The AlterNet tab's figures: Fig 8 and Fig 9 as PNG and SVG, the Fig 11 drawing as SVG."""
     from .views.alternet import architecture_svg
 
-    figs = {"fig8-high-frequency": for_export(figures.high_frequency(run.results, shaded=1), run.results),
-            "fig9-variance": for_export(figures.variance(run.results, True, shaded=1), run.results)}
+    figs = {
+        "fig8-high-frequency": for_export(figures.high_frequency(run.results, shaded=1), run.results),
+        "fig9-variance": for_export(figures.variance(run.results, True, shaded=1), run.results),
+    }
     return figures_zip(figs, {f"fig11-alternet-{placement.tag}.svg": architecture_svg(placement).encode()})
 
 
 def figure_choices(results: list[ModelResult]) -> list[tuple[str, str]]:
     """(title, file stem) of every exportable figure, for pickers."""
     return [(f"Fig 2a: {r.label}", f"fig2a-{slug(r.name)}") for r in results] + [
-        ("Fig 8: high-frequency Δ log amplitude", "fig8-high-frequency"), ("Fig 9: feature-map variance", "fig9-variance")]
+        ("Fig 8: high-frequency Δ log amplitude", "fig8-high-frequency"),
+        ("Fig 9: feature-map variance", "fig9-variance"),
+    ]
 
 
 def teaching_pack(
-    results: list[ModelResult], runs: list[list[ModelRun]], image_names: list[str], device: str, colormap: str = "inferno"
+    results: list[ModelResult],
+    runs: list[list[ModelRun]],
+    image_names: list[str],
+    device: str,
+    colormap: str = "inferno",
 ) -> Pack:
     """The pack for `results` (curves, averaged over the images) and `runs` (per image, per model:
     the input as the model saw it and its map)."""
@@ -229,7 +257,9 @@ def handout(results: list[ModelResult], figure_names: list[str], pictures: list[
         f"{escape(name)}: {escape(caption)}</figcaption></figure>"
         for name, r, inp, mp, caption in pictures
     )
-    spectra = "".join(f"<img class='wide' src='figures/{n}.png' alt='{n}'>" for n in figure_names if n.startswith("fig2a"))
+    spectra = "".join(
+        f"<img class='wide' src='figures/{n}.png' alt='{n}'>" for n in figure_names if n.startswith("fig2a")
+    )
     weights = "".join(f"<li><b>{escape(r.label)}</b>: {escape(r.weights)}</li>" for r in results)
     images = ", ".join(map(escape, image_names))
     return f"""<!doctype html>

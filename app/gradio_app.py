@@ -1,7 +1,8 @@
 """ViT explorer in Gradio: upload a photo, compare models side by side, explore what they measure.
 
-    python -m app.gradio_app --host 127.0.0.1 --port 7860
+python -m app.gradio_app --host 127.0.0.1 --port 7860
 """
+
 from __future__ import annotations
 
 import argparse
@@ -65,8 +66,18 @@ class Slot:
 
     @property
     def outputs(self) -> list[gr.components.Component]:
-        return [self.column, self.header, self.predictions, self.view, self.caption, self.controls,
-                *self.options, self.lesion, self.spectrum_column, self.spectrum]
+        return [
+            self.column,
+            self.header,
+            self.predictions,
+            self.view,
+            self.caption,
+            self.controls,
+            *self.options,
+            self.lesion,
+            self.spectrum_column,
+            self.spectrum,
+        ]
 
     def show(self, column: Column | None) -> dict:
         """The slot's updates: filled in from `column`, hidden when unused."""
@@ -92,15 +103,23 @@ def compare_column(i: int) -> list:
     with gr.Column(visible=False, min_width=260, elem_id=f"model-{i}") as column:
         header = gr.Markdown()
         predictions = gr.Label(num_top_classes=5, label="Top-5 predictions")
-        view = gr.Image(label="Where it looks", interactive=False, format="png", height=340, buttons=["download", "fullscreen"],
-                        elem_id=f"view-{i}")
+        view = gr.Image(
+            label="Where it looks",
+            interactive=False,
+            format="png",
+            height=340,
+            buttons=["download", "fullscreen"],
+            elem_id=f"view-{i}",
+        )
         caption = gr.Markdown(elem_classes="caption")
         with gr.Group(visible=False) as controls:
             layer = gr.Slider(1, 12, value=12, step=1, label=LABEL.layer)
             with gr.Row():
                 head = gr.Dropdown([MEAN], value=MEAN, label=LABEL.head, min_width=80)
                 rollout = gr.Checkbox(label=LABEL.rollout, min_width=80)
-        lesion = gr.Dropdown([], value=[], multiselect=True, label=LABEL.lesion, info=text.LESION, elem_id=f"lesion-{i}")
+        lesion = gr.Dropdown(
+            [], value=[], multiselect=True, label=LABEL.lesion, info=text.LESION, elem_id=f"lesion-{i}"
+        )
     return [column, header, predictions, view, caption, controls, layer, head, rollout, lesion]
 
 
@@ -113,8 +132,17 @@ def page_updates(page: Page, slots: list[Slot]) -> dict:
 
 
 @user_facing
-def analyze_page(image: str | None, names: list[str], weights: str, colormap: str, opacity: float, log_y: bool,
-                 typed: str | None = None, request: gr.Request = None, progress: gr.Progress = gr.Progress()) -> dict:
+def analyze_page(
+    image: str | None,
+    names: list[str],
+    weights: str,
+    colormap: str,
+    opacity: float,
+    log_y: bool,
+    typed: str | None = None,
+    request: gr.Request = None,
+    progress: gr.Progress = gr.Progress(),
+) -> dict:
     """Run the analysis for the page; `typed` adds any timm models named in the text box to the checked ones."""
     page = tab.analyze(image, names, typed, weights, Look(colormap, opacity, log_y), report=watched(progress, request))
     return page_updates(page, slots) | {
@@ -142,7 +170,11 @@ def lesion(slot: int) -> Callable:
     def switch_off(runs: list[ModelRun], indices: list[int], colormap: str, opacity: float, log_y: bool) -> dict:
         page = tab.lesion(runs, slot, indices, Look(colormap, opacity, log_y))
         updates = page_updates(page, slots)
-        return {key: value for key, value in updates.items() if key in (state, high_frequency, variance, *slots[slot].outputs)}
+        return {
+            key: value
+            for key, value in updates.items()
+            if key in (state, high_frequency, variance, *slots[slot].outputs)
+        }
 
     return switch_off
 
@@ -183,16 +215,25 @@ with gr.Blocks(title="ViT explorer", delete_cache=(600, FILE_TTL_S)) as demo:
     state = gr.State([], time_to_live=SESSION_TTL_S)
     with gr.Row(equal_height=False):
         with gr.Column(scale=2):
-            image = gr.Image(type="filepath", label=LABEL.photo, sources=["upload", "clipboard"], height=320,
-                             elem_id="image-input")
+            image = gr.Image(
+                type="filepath", label=LABEL.photo, sources=["upload", "clipboard"], height=320, elem_id="image-input"
+            )
         with gr.Column(scale=3):
             models = gr.CheckboxGroup(
                 service.models(), value=list(DEFAULT_MODELS), label=LABEL.models.format(count=MAX_MODELS)
             )
-            typed_models = gr.Textbox(label=LABEL.typed_models, placeholder=LABEL.typed_placeholder,
-                                      info=text.ANY_TIMM, elem_id="typed-models")
-            weights = gr.Radio([(WEIGHT_LABELS[mode], mode) for mode in WEIGHT_MODES], value=AUTO, label=LABEL.weights,
-                               info=text.WEIGHTS)
+            typed_models = gr.Textbox(
+                label=LABEL.typed_models,
+                placeholder=LABEL.typed_placeholder,
+                info=text.ANY_TIMM,
+                elem_id="typed-models",
+            )
+            weights = gr.Radio(
+                [(WEIGHT_LABELS[mode], mode) for mode in WEIGHT_MODES],
+                value=AUTO,
+                label=LABEL.weights,
+                info=text.WEIGHTS,
+            )
             run = gr.Button(LABEL.analyze, variant="primary")
             status = gr.Markdown(LABEL.ready, min_height=48, elem_id="status")
             gr.Examples([[str(path)] for path in SAMPLES], inputs=image, label="Sample photos")
@@ -244,12 +285,21 @@ with gr.Blocks(title="ViT explorer", delete_cache=(600, FILE_TTL_S)) as demo:
         inputs, outputs = [state, colormap, opacity, *slot.options], [slot.view, slot.caption]
         gr.on([slot.layer.input, slot.head.input, slot.rollout.input], redraw(i), inputs, outputs, api_name=f"view_{i}")
         gr.on([colormap.input, opacity.input], redraw(i), inputs, outputs, api_visibility="private")
-        slot.rollout.input(lambda rollout: [gr.Slider(interactive=not rollout), gr.Dropdown(interactive=not rollout)],
-                           slot.rollout, [slot.layer, slot.head], api_visibility="private")  # rollout takes every layer and head
-        gr.on([slot.lesion.input], lesion(i), [state, slot.lesion, colormap, opacity, log_y],
-              [state, *slot.outputs, high_frequency, variance], api_name=f"lesion_{i}", show_progress_on=slot.lesion)
-    log_y.input(tab.variance, [state, log_y], variance,
-                api_visibility="private")
+        slot.rollout.input(
+            lambda rollout: [gr.Slider(interactive=not rollout), gr.Dropdown(interactive=not rollout)],
+            slot.rollout,
+            [slot.layer, slot.head],
+            api_visibility="private",
+        )  # rollout takes every layer and head
+        gr.on(
+            [slot.lesion.input],
+            lesion(i),
+            [state, slot.lesion, colormap, opacity, log_y],
+            [state, *slot.outputs, high_frequency, variance],
+            api_name=f"lesion_{i}",
+            show_progress_on=slot.lesion,
+        )
+    log_y.input(tab.variance, [state, log_y], variance, api_visibility="private")
     gr.api(analyze, api_name="analyze")
     gr.api(forward_passes, api_name="forward_passes")
     export_one.click(export_one_figure, [state, figure_name, figure_format], exported, api_name="export_figure")
@@ -276,7 +326,11 @@ def main() -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     threading.Thread(target=sweep_uploads, daemon=True, name="sweep-uploads").start()
     demo.queue(max_size=QUEUE_SIZE, default_concurrency_limit=CONCURRENCY).launch(
-        server_name=args.host, server_port=args.port, css=CSS, max_file_size=MAX_UPLOAD, show_error=True,
+        server_name=args.host,
+        server_port=args.port,
+        css=CSS,
+        max_file_size=MAX_UPLOAD,
+        show_error=True,
         app_kwargs={"middleware": [Middleware(RequestGuard, uploads=UPLOADS, queue=lambda: demo._queue)]},
     )
 

@@ -5,6 +5,7 @@ log line and one message that names no server path and tells nothing about what 
     uploads = Uploads.gradio()
     path = uploads.file(value, "the photo")   # raises Refused for anything not uploaded
 """
+
 from __future__ import annotations
 
 import json
@@ -22,8 +23,10 @@ from PIL import Image
 from engine.errors import shown
 
 log = logging.getLogger("vit_explorer")
-NOT_UPLOADED = ("files must be uploaded to this server (a browser upload, or gradio_client's handle_file); "
-                "server paths are not read")
+NOT_UPLOADED = (
+    "files must be uploaded to this server (a browser upload, or gradio_client's handle_file); "
+    "server paths are not read"
+)
 MODEL_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,120}")
 
 
@@ -112,8 +115,10 @@ def model_names(value: object, limit: int) -> list[str]:
         raise refuse(f"pick at most {limit} models (got {len(names)})", "too many models")
     for name in names:
         if not MODEL_NAME.fullmatch(name):
-            raise refuse(f"'{shown(name)}' is not a model name (letters, digits, '_', '.', '-'; at most 120)",
-                         "malformed model name")
+            raise refuse(
+                f"'{shown(name)}' is not a model name (letters, digits, '_', '.', '-'; at most 120)",
+                "malformed model name",
+            )
     return names
 
 
@@ -186,7 +191,9 @@ class RequestGuard:
             except Refused as exc:
                 return await _answer(send, 400, str(exc))
         if scope["path"].endswith("/queue/join") or "/call/" in scope["path"]:
-            busy = self.busy(data.get("session_hash") if isinstance(data, dict) else None, (scope.get("client") or ("",))[0])
+            busy = self.busy(
+                data.get("session_hash") if isinstance(data, dict) else None, (scope.get("client") or ("",))[0]
+            )
             if busy:
                 return await _answer(send, 429, busy)
         replayed = False
@@ -208,8 +215,10 @@ class RequestGuard:
         if mine >= self.fairness.per_session or here >= self.fairness.per_address:
             limit = self.fairness.per_session if mine >= self.fairness.per_session else self.fairness.per_address
             where = "this page" if mine >= self.fairness.per_session else "your address"
-            message = (f"{max(mine, here)} requests from {where} are waiting or running (at most {limit}); "
-                       "try again when they have finished")
+            message = (
+                f"{max(mine, here)} requests from {where} are waiting or running (at most {limit}); "
+                "try again when they have finished"
+            )
             log.warning("refused a request from %s: %s", shown(address, 40), message)
             return message
         return None
@@ -217,6 +226,11 @@ class RequestGuard:
 
 async def _answer(send, status: int, message: str) -> None:
     body = json.dumps({"detail": message, "error": message}).encode()
-    await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
+        }
+    )
     await send({"type": "http.response.body", "body": body})

@@ -6,6 +6,7 @@ their figures and captions, and recomputing them on the service's model thread.
     plots = board.figures("hessian")                             # from the stored results, at once
     section = board.recompute("hessian", images=100, report=...) # minutes of CPU, with progress
 """
+
 from __future__ import annotations
 
 import json
@@ -46,7 +47,9 @@ def stored() -> dict:
 
 def _labelled(section: dict) -> dict[str, dict]:
     """Label: result, marked as random weights where they were."""
-    return {run["label"]: {**run["result"], "random_weights": run["random_weights"]} for run in section["models"].values()}
+    return {
+        run["label"]: {**run["result"], "random_weights": run["random_weights"]} for run in section["models"].values()
+    }
 
 
 def panels(name: str) -> int:
@@ -74,24 +77,34 @@ def figures(name: str, section: dict | None) -> list[go.Figure]:
         return [plots.lesion_figure({label: result}) for label, result in runs.items()]
     if name == "landscape" and all(0.0 in (result["y"] or []) for result in runs.values()):
         return [plots.landscape_figure(runs), plots.landscape_figure({k: along_d1(r) for k, r in runs.items()})]
-    draw = {"noise": plots.noise_figure, "hessian": plots.hessian_figure,
-            "landscape": plots.landscape_figure, "corruption": plots.corruption_figure,
-            "trajectory": plots.trajectory_figure}[name]
+    draw = {
+        "noise": plots.noise_figure,
+        "hessian": plots.hessian_figure,
+        "landscape": plots.landscape_figure,
+        "corruption": plots.corruption_figure,
+        "trajectory": plots.trajectory_figure,
+    }[name]
     return [draw(runs)]
 
 
 def caption(name: str, section: dict | None, recomputed: bool = False) -> str:
     """Markdown under the figures: each model's headline numbers, what they ran on, how they were made."""
     if not section:
-        return "Not computed yet: press **Recompute**." if name in FINDINGS else \
-            "Not recorded yet: `python scripts/record_trajectories.py` trains the models again with the recorder."
+        return (
+            "Not computed yet: press **Recompute**."
+            if name in FINDINGS
+            else "Not recorded yet: `python scripts/record_trajectories.py` trains the models again with the recorder."
+        )
     lines = [f"- **{run['label']}**: {headline(name, run['result'])}" for run in section["models"].values()]
     if name == "trajectory":
         runs = "; ".join(f"{run['label']}: {run['weights']}" for run in section["models"].values())
         return "\n".join([*lines, f"\nWeights at {section['options']['points']} moments of training. {runs}."])
     split = "test" if section["split"] == "test" else "training"
-    origin = "recomputed in this session" if recomputed else (
-        f"stored, made by `{section.get('command', 'python -m engine findings')}` on {section.get('date', '?')}")
+    origin = (
+        "recomputed in this session"
+        if recomputed
+        else (f"stored, made by `{section.get('command', 'python -m engine findings')}` on {section.get('date', '?')}")
+    )
     return "\n".join([*lines, f"\n{section['images']} images of the bundled CIFAR-10 {split} subset; {origin}."])
 
 
@@ -101,11 +114,11 @@ def weights_line(runs: list[tuple[str, str]]) -> str:
     texts = [weights for _, weights in runs]
     head = os.path.commonprefix(texts)
     head = head[: head.rfind(" ") + 1]
-    tail = os.path.commonprefix([t[len(head):][::-1] for t in texts])[::-1]
-    tail = tail[tail.find(" "):] if " " in tail else ""
+    tail = os.path.commonprefix([t[len(head) :][::-1] for t in texts])[::-1]
+    tail = tail[tail.find(" ") :] if " " in tail else ""
     if len(runs) <= 3 or not head.strip() or not tail.strip():
         return " · ".join(f"{label}: {weights}" for label, weights in runs)
-    middles = " · ".join(f"{label} {weights[len(head):len(weights) - len(tail)]}" for label, weights in runs)
+    middles = " · ".join(f"{label} {weights[len(head) : len(weights) - len(tail)]}" for label, weights in runs)
     return f"{head.rstrip(', ')},{tail}: {middles}"
 
 
@@ -114,10 +127,12 @@ def for_slides(sections: dict[str, dict | None]) -> dict[str, go.Figure]:
     out = {}
     for name in ORDER:
         section = sections.get(name)
-        runs = [(run["label"], run["weights"].split(" (")[0])  # without the checkpoint's file name
-                for run in (section or {}).get("models", {}).values()]
+        runs = [
+            (run["label"], run["weights"].split(" (")[0])  # without the checkpoint's file name
+            for run in (section or {}).get("models", {}).values()
+        ]
         for i, figure in enumerate(figures(name, section)):
-            weights = weights_line(runs[i:i + 1] if name in PER_RUN else runs)
+            weights = weights_line(runs[i : i + 1] if name in PER_RUN else runs)
             out[f"paper-{name}{f'-{i}' if panels(name) > 1 else ''}"] = export.titled(figure, weights)
     return out
 

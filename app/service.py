@@ -1,8 +1,9 @@
 """The app's back end, free of UI code: offline detection, a model cache and running analyses.
 
-    service = Service.start()
-    runs = service.analyze("cat.jpg", ["resnet50", "vit_small_patch16_224"], "random")
+service = Service.start()
+runs = service.analyze("cat.jpg", ["resnet50", "vit_small_patch16_224"], "random")
 """
+
 from __future__ import annotations
 
 import contextvars
@@ -172,8 +173,11 @@ class Service:
         if key not in self._models:
             parameters = engine.get_spec(name).parameters
             if parameters > MAX_PARAMETERS:
-                raise refuse(f"{name} has {parameters / 1e6:.0f} M parameters; this server loads models of up to "
-                             f"{MAX_PARAMETERS / 1e6:.0f} M (VIT_EXPLORER_MAX_PARAMS; the CLI has no limit)", "model too large")
+                raise refuse(
+                    f"{name} has {parameters / 1e6:.0f} M parameters; this server loads models of up to "
+                    f"{MAX_PARAMETERS / 1e6:.0f} M (VIT_EXPLORER_MAX_PARAMS; the CLI has no limit)",
+                    "model too large",
+                )
             self._models[key] = engine.create_model(name, weights, device=self.device, **options)
         self._models.move_to_end(key)
         while len(self._models) > 1 and self.cached_bytes > MAX_CACHED_BYTES:  # least recently used first
@@ -183,8 +187,11 @@ class Service:
     @property
     def cached_bytes(self) -> int:
         """Bytes of the weights and buffers of the models kept loaded."""
-        return sum(t.numel() * t.element_size() for model in self._models.values()
-                   for t in [*model.module.parameters(), *model.module.buffers()])
+        return sum(
+            t.numel() * t.element_size()
+            for model in self._models.values()
+            for t in [*model.module.parameters(), *model.module.buffers()]
+        )
 
     def picture(self, image: object) -> Image.Image:
         """The photo of a request as RGB: from the upload folder only, when the service serves a network."""
@@ -204,7 +211,8 @@ class Service:
             return Weights.file(CHECKPOINTS / f"{weights}.safetensors")
         raise refuse(
             f"weights must be {', '.join(WEIGHT_MODES)} or the name of a bundled checkpoint "
-            f"({', '.join(names) or 'none is bundled'}), not '{shown(weights)}'", "unknown weights"
+            f"({', '.join(names) or 'none is bundled'}), not '{shown(weights)}'",
+            "unknown weights",
         )
 
     @on_model_thread
@@ -238,7 +246,9 @@ class Service:
         for i, name in enumerate(names):
             chosen = self.weights_for(name, weights)
             if not self.is_loaded(name, chosen):
-                report(i / len(names), f"Loading {engine.get_spec(name).label} ({chosen.label} weights), first use only")
+                report(
+                    i / len(names), f"Loading {engine.get_spec(name).label} ({chosen.label} weights), first use only"
+                )
             yield i, self.load(name, chosen), chosen
 
     @on_model_thread
@@ -281,12 +291,18 @@ class Service:
         if not zipfile.is_zipfile(archive):
             raise refuse("the upload is not a ZIP file; pack the images into one (zip -r images.zip DIR)", "not a ZIP")
         if archive.stat().st_size > MAX_DATASET_BYTES:
-            raise refuse(f"the ZIP is {archive.stat().st_size / 2**20:.0f} MB; the app takes ZIPs of up to "
-                         f"{MAX_DATASET_BYTES // 2**20} MB (python -m engine curves has no limit)", "ZIP too large")
+            raise refuse(
+                f"the ZIP is {archive.stat().st_size / 2**20:.0f} MB; the app takes ZIPs of up to "
+                f"{MAX_DATASET_BYTES // 2**20} MB (python -m engine curves has no limit)",
+                "ZIP too large",
+            )
         count = len(image_names(archive))
         if count > MAX_DATASET_IMAGES:
-            raise refuse(f"the ZIP holds {count} images; the app measures at most {MAX_DATASET_IMAGES} "
-                         "(python -m engine curves --data takes any number)", "too many images")
+            raise refuse(
+                f"the ZIP holds {count} images; the app measures at most {MAX_DATASET_IMAGES} "
+                "(python -m engine curves --data takes any number)",
+                "too many images",
+            )
         results = []
         for i, loaded, _ in models:
             label = loaded.spec.label
@@ -294,8 +310,9 @@ class Service:
             def progress(done: int, total: int, i=i, label=label) -> None:
                 report((i + done / total) / len(names), f"{label}: {done} of {total} images")
 
-            measured = DatasetCurves(loaded, batch_size=16).measure(archive, progress=progress, deadline=deadline,
-                                                                    max_pixels=int(MAX_MEGAPIXELS * 1e6))
+            measured = DatasetCurves(loaded, batch_size=16).measure(
+                archive, progress=progress, deadline=deadline, max_pixels=int(MAX_MEGAPIXELS * 1e6)
+            )
             named = ", ".join(shown(name, 40) for name in measured.skipped[:5]) + ("…" * (len(measured.skipped) > 5))
             skipped = f", {len(measured.skipped)} unreadable skipped ({named})" if measured.skipped else ""
             results.append(replace(measured.model, label=f"{label} · {measured.model.images} images{skipped}"))

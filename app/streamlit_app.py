@@ -5,6 +5,7 @@
 Results live in st.session_state; re-draws from them (layer, head, rollout, colours) run as fragments,
 without the rest of the page and without a forward pass.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -122,8 +123,14 @@ def model_column(i: int, column: Column) -> None:
     for label, probability in column.top5.items():
         st.progress(probability, label if column.random else f"{label}: {100 * probability:.1f}%")
     where_it_looks(i)
-    chosen = st.multiselect(LABEL.lesion, [index for _, index in column.units], default=column.lesion,
-                            format_func=dict((v, k) for k, v in column.units).get, help=text.LESION, key=f"lesion_{i}")
+    chosen = st.multiselect(
+        LABEL.lesion,
+        [index for _, index in column.units],
+        default=column.lesion,
+        format_func=dict((v, k) for k, v in column.units).get,
+        help=text.LESION,
+        key=f"lesion_{i}",
+    )
     if tuple(sorted(chosen)) != run.lesion:
         try:
             state.runs = compare.lesion(state.runs, i, chosen, look()).runs
@@ -243,8 +250,13 @@ def alternet_tab(picture: tuple[bytes, str]) -> None:
     with left:
         st.radio(LABEL.step, range(len(STEPS)), horizontal=True, key="step", on_change=on_step)
         for s, choices in enumerate(view.grid_choices()):
-            st.multiselect(LABEL.stage.format(stage=s + 1), [b for _, b in choices], key=f"stage_{s}",
-                           format_func=lambda b: f"block {b}", on_change=on_grid)
+            st.multiselect(
+                LABEL.stage.format(stage=s + 1),
+                [b for _, b in choices],
+                key=f"stage_{s}",
+                format_func=lambda b: f"block {b}",
+                on_change=on_grid,
+            )
         st.text_input(LABEL.spec, key="spec_text", on_change=on_text)
         if "placement_error" in state:
             st.error(state.pop("placement_error"))
@@ -318,12 +330,26 @@ if not service().online:
 picture = photo()
 checked, typed = st.columns([3, 2])
 labels = dict((name, label) for label, name in service().models())
-models = checked.multiselect(LABEL.models.format(count=MAX_MODELS), list(labels), default=list(DEFAULT_MODELS),
-                             max_selections=MAX_MODELS, key="models", format_func=labels.get)
-typed_models = typed.text_input(LABEL.typed_models, placeholder=LABEL.typed_placeholder, help=text.ANY_TIMM,
-                                key="typed_models")
-weights = st.radio(LABEL.weights, WEIGHT_MODES, format_func=WEIGHT_LABELS.get, index=WEIGHT_MODES.index(AUTO),
-                   horizontal=True, help=text.WEIGHTS, key="weights")
+models = checked.multiselect(
+    LABEL.models.format(count=MAX_MODELS),
+    list(labels),
+    default=list(DEFAULT_MODELS),
+    max_selections=MAX_MODELS,
+    key="models",
+    format_func=labels.get,
+)
+typed_models = typed.text_input(
+    LABEL.typed_models, placeholder=LABEL.typed_placeholder, help=text.ANY_TIMM, key="typed_models"
+)
+weights = st.radio(
+    LABEL.weights,
+    WEIGHT_MODES,
+    format_func=WEIGHT_LABELS.get,
+    index=WEIGHT_MODES.index(AUTO),
+    horizontal=True,
+    help=text.WEIGHTS,
+    key="weights",
+)
 if st.button(LABEL.analyze, type="primary", key="analyze"):
     analyze(picture, models, typed_models, weights)
 compare_section, alternet_section, paper_section = st.tabs(["Compare models", "AlterNet (Section 4)", "Paper figures"])

@@ -8,6 +8,7 @@ processes) at the same batch size; plain inference runs the model only, dataset 
 measure every block (engine.dataset_curves). Without `--data` it writes `--images` random photos
 to a temporary folder. Prints images/s of each and their ratio (the goal on a GPU: >= 0.9).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -68,16 +69,25 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         data = args.data or random_photos(Path(tmp), args.images)
-        print(f"{data}: {len(ImageStream(data, lambda image: image))} images, batch {args.batch_size}, "
-              f"{args.workers} workers, torch threads {torch.get_num_threads()}")
+        print(
+            f"{data}: {len(ImageStream(data, lambda image: image))} images, batch {args.batch_size}, "
+            f"{args.workers} workers, torch threads {torch.get_num_threads()}"
+        )
         print(f"{'model':<26} {'device':<7} {'inference img/s':>16} {'curves img/s':>13} {'ratio':>6}")
         for name in args.model or ["resnet50", "vit_small_patch16_224"]:
             model = engine.create_model(name, "random", device=args.device)
             dataset_curves(model, data, args.batch_size, args.workers)  # warm-up: allocator, kernels, page cache
-            runs = [(plain_inference(model, data, args.batch_size, args.workers),
-                     dataset_curves(model, data, args.batch_size, args.workers)) for _ in range(2)]
+            runs = [
+                (
+                    plain_inference(model, data, args.batch_size, args.workers),
+                    dataset_curves(model, data, args.batch_size, args.workers),
+                )
+                for _ in range(2)
+            ]
             plain, curves = max(r[0] for r in runs), max(r[1] for r in runs)
-            print(f"{name:<26} {str(model.device):<7} {plain:>16.1f} {curves:>13.1f} {curves / plain:>6.2f}", flush=True)
+            print(
+                f"{name:<26} {str(model.device):<7} {plain:>16.1f} {curves:>13.1f} {curves / plain:>6.2f}", flush=True
+            )
 
 
 if __name__ == "__main__":

@@ -11,13 +11,14 @@ block-by-block procedure on the same input (keep every latent, then per latent a
 roll, diagonal, and torch.var; no attention) with its ratio, and the time of the eval transform
 (resize, crop, normalize) that all of them need before them.
 """
+
 from __future__ import annotations
 
 import argparse
-import sys
-from pathlib import Path
 import statistics
+import sys
 import time
+from pathlib import Path
 
 import torch
 from PIL import Image
@@ -79,9 +80,14 @@ def main() -> None:
 
     image = Image.fromarray(skimage.data.chelsea())
     names = args.model or [n for n in engine.list_models() if engine.get_spec(n).dataset == "imagenet"]
-    print(f"device {args.device}, torch threads {torch.get_num_threads()}, batch {args.batch}, median of {args.repeats}")
-    print("| model | forward (ms) | full analysis (ms) | ratio | notebooks' procedure (ms) | ratio | eval transform (ms) |\n"
-          "|---|---:|---:|---:|---:|---:|---:|")
+    print(
+        f"device {args.device}, torch threads {torch.get_num_threads()}, batch {args.batch}, median of {args.repeats}"
+    )
+    print(
+        "| model | forward (ms) | full analysis (ms) | ratio | notebooks' procedure (ms) | ratio "
+        "| eval transform (ms) |\n"
+        "|---|---:|---:|---:|---:|---:|---:|"
+    )
     for name in names:
         model = engine.create_model(name, weights="random", device=args.device)
         analyzer = engine.Analyzer(model, batch_size=args.batch)
@@ -93,9 +99,14 @@ def main() -> None:
 
         plain, full = interleaved_medians(forward, lambda: analyzer.measure(x), args.repeats)
         _, notebooks = interleaved_medians(forward, lambda: notebook_procedure(model, x), args.repeats)
-        prep = statistics.median(seconds(lambda: analyzer.preprocess([image] * args.batch)) for _ in range(args.repeats))
-        print(f"| {name} | {plain * 1e3:.1f} | {full * 1e3:.1f} | {full / plain:.2f} | {notebooks * 1e3:.1f} | "
-              f"{notebooks / plain:.2f} | {prep * 1e3:.1f} |", flush=True)
+        prep = statistics.median(
+            seconds(lambda: analyzer.preprocess([image] * args.batch)) for _ in range(args.repeats)
+        )
+        print(
+            f"| {name} | {plain * 1e3:.1f} | {full * 1e3:.1f} | {full / plain:.2f} | {notebooks * 1e3:.1f} | "
+            f"{notebooks / plain:.2f} | {prep * 1e3:.1f} |",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ Subsampling (pool) blocks and the stem are left out of the shares: the claims ar
 keep the resolution. Models without a bundled checkpoint are listed as missing, never replaced by
 random weights unless --weights random is asked for.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -32,7 +33,10 @@ def shares(result: ModelResult, value: str) -> tuple[float, float]:
     values = [getattr(b, value) for b in result.blocks]
     lower = [values[i] < values[i - 1] for i, b in enumerate(result.blocks) if b.kind == "msa"]
     raise_ = [values[i] > values[i - 1] for i, b in enumerate(result.blocks) if b.kind in ("conv", "mlp")]
-    share = lambda flags: float(np.mean(flags)) if flags else float("nan")
+
+    def share(flags):
+        return float(np.mean(flags)) if flags else float("nan")
+
     return share(lower), share(raise_)
 
 
@@ -48,11 +52,19 @@ def main() -> None:
     images, labels = all_images[pick], all_labels[pick]
     options = {} if args.width is None else {"width": args.width}
     runs = [("preact_resnet", "PreAct ResNet (step 0)", options)]
-    runs += [("alternet", f"AlterNet step {n}: {p}", {"msa": str(p), **options})
-             for n, p in enumerate(buildup_sequence(PAPER_DEPTHS)) if n > 0]
+    runs += [
+        ("alternet", f"AlterNet step {n}: {p}", {"msa": str(p), **options})
+        for n, p in enumerate(buildup_sequence(PAPER_DEPTHS))
+        if n > 0
+    ]
     runs += [("vit_cifar", "ViT/4 (CIFAR)", {})]
-    print(f"{len(images)} test images of the bundled subset (CIFAR-10, JPEG-q75 re-encoding), weights: {args.weights}\n")
-    print("| model | accuracy | MSA lower variance | Conv/MLP raise variance | MSA lower high-freq | Conv/MLP raise high-freq |")
+    print(
+        f"{len(images)} test images of the bundled subset (CIFAR-10, JPEG-q75 re-encoding), weights: {args.weights}\n"
+    )
+    print(
+        "| model | accuracy | MSA lower variance | Conv/MLP raise variance | MSA lower high-freq "
+        "| Conv/MLP raise high-freq |"
+    )
     print("|---|---:|---:|---:|---:|---:|")
     for name, label, build in runs:
         try:
@@ -63,7 +75,10 @@ def main() -> None:
         result = engine.Analyzer(model, batch_size=100).analyze(list(images))
         accuracy = np.mean([p[0].index == y for p, y in zip(result.predictions, labels)])
         cells = [*shares(result, "variance"), *shares(result, "high_freq")]
-        print(f"| {label} | {accuracy:.1%} | " + " | ".join(f"{c:.0%}" if c == c else "-" for c in cells) + " |", flush=True)
+        print(
+            f"| {label} | {accuracy:.1%} | " + " | ".join(f"{c:.0%}" if c == c else "-" for c in cells) + " |",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ session each) send requests that mix the API's /analyze with the page's own even
 weights. Prints the server's resident memory every 100 requests, then p50/p95 latency per kind and
 the errors. Target: memory after 1,000 requests within 10% of memory after 100, no error.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -36,11 +37,20 @@ def rss_mb(pid: int) -> float:
 
 
 def start_server(port: int) -> subprocess.Popen:
-    env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", "HF_ENDPOINT": "http://127.0.0.1:9",
-           "HF_HUB_CACHE": tempfile.mkdtemp(),
-           "VIT_EXPLORER_MAX_PER_ADDRESS": "64"}  # all the simulated visitors share one address
-    process = subprocess.Popen([sys.executable, "-m", "app.gradio_app", "--port", str(port)], cwd=ROOT, env=env,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    env = {
+        **os.environ,
+        "GRADIO_ANALYTICS_ENABLED": "False",
+        "HF_ENDPOINT": "http://127.0.0.1:9",
+        "HF_HUB_CACHE": tempfile.mkdtemp(),
+        "VIT_EXPLORER_MAX_PER_ADDRESS": "64",
+    }  # all the simulated visitors share one address
+    process = subprocess.Popen(
+        [sys.executable, "-m", "app.gradio_app", "--port", str(port)],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         try:

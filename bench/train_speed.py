@@ -3,6 +3,7 @@ with the family's recipe (batch 128) and the trainer's precision choice. Run it 
 
     .venv/bin/python bench/train_speed.py [--steps 8] [--precision auto|bf16|fp32] [--only step6,vit]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -15,9 +16,10 @@ import torch.nn.functional as F
 
 sys.path[:0] = [str(Path(__file__).resolve().parent.parent), str(Path(__file__).resolve().parent.parent / "scripts")]
 
+from train_family import ORDER, family  # noqa: E402
+
 from engine.registry import get_spec, resolve_device  # noqa: E402
 from engine.train import TrainConfig, _memory_format, resolve_precision  # noqa: E402
-from train_family import ORDER, family  # noqa: E402
 
 
 def images_per_s(module: torch.nn.Module, precision: str, device: torch.device, batch: int, steps: int) -> float:

@@ -1,4 +1,6 @@
 """The analysis engine: models, block split and the paper's measurements. No UI imports."""
+
+from . import models  # noqa: E402,F401  (registers the CIFAR-10 models: AlterNet, PreAct ResNet, ViT)
 from .analysis import Analyzer, analyze
 from .dataset_curves import DatasetCurves, DatasetResult
 from .errors import (
@@ -13,7 +15,6 @@ from .images import load_image
 from .lesion import Lesion
 from .registry import LoadedModel, ModelSpec, create_model, get_spec, list_models, register_model
 from .timm_blocks import supported_families
-from . import models  # noqa: E402,F401  (registers the CIFAR-10 models: AlterNet, PreAct ResNet, ViT)
 
 __all__ = [
     "Analyzer",

@@ -1,7 +1,8 @@
 """One forward pass per batch, with hooks measuring every block on the way (captum-style object API).
 
-    result = Analyzer(create_model("resnet50", weights="random")).analyze([image])
+result = Analyzer(create_model("resnet50", weights="random")).analyze([image])
 """
+
 from __future__ import annotations
 
 from typing import Callable, Sequence
@@ -15,10 +16,10 @@ from torchvision import transforms as T
 from .attention import AttentionRecorder
 from .blocks import BlockSpec
 from .images import ImageInput, load_image
-from .weights_choice import Weights
 from .measure import MapStatistics, map_statistics, to_bchw
 from .registry import LoadedModel, create_model
 from .results import Analysis, BlockResult, ModelResult, Prediction
+from .weights_choice import Weights
 
 Progress = Callable[[int, int], None]
 
@@ -94,8 +95,15 @@ def block_results(
     """BlockResults of every block from its measured values, with normalized depth i / (L - 1)."""
     last = max(len(specs) - 1, 1)
     return [
-        BlockResult(index=i, name=spec.name, kind=spec.kind, shape=shapes[i], normalized_depth=i / last,
-                    variance=variances[i], fourier=curves[i])
+        BlockResult(
+            index=i,
+            name=spec.name,
+            kind=spec.kind,
+            shape=shapes[i],
+            normalized_depth=i / last,
+            variance=variances[i],
+            fourier=curves[i],
+        )
         for i, spec in enumerate(specs)
     ]
 

@@ -8,6 +8,7 @@ PiT's pooled stages), attention rollout; windowed attention (Swin) gives, per he
 attention each position receives within its window, mapped back onto the image, and the mean
 distance within windows.
 """
+
 from __future__ import annotations
 
 import math
@@ -101,8 +102,11 @@ class AttentionRecorder:
 
     def _attach_global(self, attn: nn.Module, layer: _Layer, prefix: int) -> None:
         self._unfuse(attn)
-        self._handles.append(attn.attn_drop.register_forward_hook(
-            lambda module, args, probs: self._record_global(probs.float(), layer, prefix)))
+        self._handles.append(
+            attn.attn_drop.register_forward_hook(
+                lambda module, args, probs: self._record_global(probs.float(), layer, prefix)
+            )
+        )
 
     def _unfuse(self, attn: nn.Module) -> None:
         """Run `attn` on timm's explicit path (q k^T, softmax, attn_drop), where its softmax can be read,
@@ -114,7 +118,9 @@ class AttentionRecorder:
         b, heads, n, _ = probs.shape
         side = math.isqrt(n - prefix)
         layer.maps.append(probs[:, :, 0, prefix:].reshape(b, heads, side, side))
-        layer.distances.append(probs.flatten(-2) @ distance_weights(side, side, prefix, self.input_size / side, probs.device))
+        layer.distances.append(
+            probs.flatten(-2) @ distance_weights(side, side, prefix, self.input_size / side, probs.device)
+        )
         if self.rollout:
             self._mixed.append(probs.mean(dim=1))  # head mean; rollout adds I and halves in end_batch
 

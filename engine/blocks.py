@@ -6,6 +6,7 @@ module's output (the first residual unit of a transformer block, `x + attn(norm1
 `branch` is the module whose output is the unit's residual branch: zeroing it switches the unit
 off with its shortcut kept (a lesion, Fig 10b); embed and pool blocks have none.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

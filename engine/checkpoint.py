@@ -3,6 +3,7 @@
 This module only reads and writes the files; `engine.registry.load_checkpoint` rebuilds the exact
 architecture the sidecar names and loads the weights strictly.
 """
+
 from __future__ import annotations
 
 import json

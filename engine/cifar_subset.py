@@ -2,6 +2,7 @@
 assets/cifar10_test_subset.npz (100 test images per class), for accuracies and dataset-average curves,
 and assets/cifar10_train_subset.npz (50 training images per class), for the loss landscapes and
 Hessian spectra, which the paper measures on training data."""
+
 from __future__ import annotations
 
 from functools import lru_cache

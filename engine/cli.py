@@ -1,5 +1,6 @@
 """Command line: `python -m engine analyze IMAGE... --model NAME [...] [--json OUT]`, and the paper's other
 analyses on the bundled CIFAR-10 family: `python -m engine hessian --model step0 --model vit [--json OUT]`."""
+
 from __future__ import annotations
 
 import argparse
@@ -40,15 +41,21 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--batch-size", type=int, default=16)
     _model_options(run)
     commands.add_parser("models", help="list the registered models")
-    curves = commands.add_parser("curves", help="Figs 2a, 8 and 9 averaged over a folder or ZIP of images "
-                                 "(under torchrun, split across the processes)")
+    curves = commands.add_parser(
+        "curves",
+        help="Figs 2a, 8 and 9 averaged over a folder or ZIP of images (under torchrun, split across the processes)",
+    )
     curves.add_argument("--data", type=Path, required=True, help="a folder (searched recursively) or a ZIP of images")
     curves.add_argument("--model", action="append", required=True, help="a registered model or a timm name")
     curves.add_argument("--limit", type=int, help="the first N images in name order")
     curves.add_argument("--batch-size", type=int, default=64, help="the whole run's batch (split across processes)")
-    curves.add_argument("--workers", type=int, default=min(4, os.cpu_count() or 1), help="DataLoader workers per process")
+    curves.add_argument(
+        "--workers", type=int, default=min(4, os.cpu_count() or 1), help="DataLoader workers per process"
+    )
     _model_options(curves)
-    everything = commands.add_parser("findings", help="every analysis below for the figure models (the app's stored results)")
+    everything = commands.add_parser(
+        "findings", help="every analysis below for the figure models (the app's stored results)"
+    )
     everything.add_argument("--only", default=",".join(FINDINGS), help="comma-separated analyses")
     _finding_options(everything, default_pair=["step6:step0"])
     for finding in FINDINGS.values():
@@ -59,9 +66,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _model_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--weights", default="auto", help="auto (the default, as in the app: trained weights where "
-                        "they can be had, the hub's or a bundled checkpoint, else seeded random, labelled so), "
-                        "pretrained, random, or a .safetensors path")
+    parser.add_argument(
+        "--weights",
+        default="auto",
+        help="auto (the default, as in the app: trained weights where "
+        "they can be had, the hub's or a bundled checkpoint, else seeded random, labelled so), "
+        "pretrained, random, or a .safetensors path",
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed for random weights")
     parser.add_argument("--device", default="auto", help="auto (CUDA when present), cpu or cuda")
     parser.add_argument("--json", type=Path, help="write the results as JSON to this file ('-' for stdout)")
@@ -69,20 +80,30 @@ def _model_options(parser: argparse.ArgumentParser) -> None:
 
 def _finding_options(parser: argparse.ArgumentParser, default_pair: list[str]) -> None:
     choices = ", ".join(members())
-    parser.add_argument("--model", action="append", help=f"family member ({choices}); default: {', '.join(FIGURE_MEMBERS)}")
-    parser.add_argument("--pair", action="append", default=default_pair,
-                        help="similarity between two members, as A:B (e.g. step6:step0)")
+    parser.add_argument(
+        "--model", action="append", help=f"family member ({choices}); default: {', '.join(FIGURE_MEMBERS)}"
+    )
+    parser.add_argument(
+        "--pair",
+        action="append",
+        default=default_pair,
+        help="similarity between two members, as A:B (e.g. step6:step0)",
+    )
     parser.add_argument("--weights", default="pretrained", help="pretrained (the bundled checkpoints) or random")
     parser.add_argument("--images", type=int, help="subset images to use (default: each analysis's own)")
     parser.add_argument("--device", default="auto", help="auto (CUDA when present), cpu or cuda")
-    parser.add_argument("--json", type=Path, help="merge the results into this JSON file (the app's is assets/paper_figures.json)")
+    parser.add_argument(
+        "--json", type=Path, help="merge the results into this JSON file (the app's is assets/paper_figures.json)"
+    )
 
 
 def block_table(blocks: list[BlockResult]) -> list[str]:
     """Each block's index, name, kind, depth, variance and high-frequency value, one line each."""
     rows = [f"  {'#':>3} {'block':<28} {'kind':<6} {'depth':>6} {'variance':>12} {'high-freq Δlog amp':>19}"]
-    return rows + [f"  {b.index:>3} {b.name:<28} {b.kind:<6} {b.normalized_depth:>6.3f} {b.variance:>12.5g} "
-                   f"{b.high_freq:>19.4f}" for b in blocks]
+    return rows + [
+        f"  {b.index:>3} {b.name:<28} {b.kind:<6} {b.normalized_depth:>6.3f} {b.variance:>12.5g} {b.high_freq:>19.4f}"
+        for b in blocks
+    ]
 
 
 def summary(analysis: Analysis) -> str:
@@ -109,8 +130,9 @@ def curves_summary(result: DatasetResult) -> str:
 
 
 def _commit() -> str:
-    done = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                          cwd=Path(__file__).resolve().parent)
+    done = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=Path(__file__).resolve().parent
+    )
     return done.stdout.strip()
 
 
@@ -138,14 +160,24 @@ def run_findings(args: argparse.Namespace, argv: list[str]) -> int:
         print(f"{section['figure']} {name}, {run['label']}: {headline(name, run['result'])}", flush=True)
         if args.json:
             before = store["findings"].get(name, {})
-            store["findings"][name] = {**before, **section, "models": {**before.get("models", {}), key: run},
-                                       **{k: store[k] for k in ("command", "date", "commit")}}
+            store["findings"][name] = {
+                **before,
+                **section,
+                "models": {**before.get("models", {}), key: run},
+                **{k: store[k] for k in ("command", "date", "commit")},
+            }
             args.json.write_text(json.dumps(store, indent=1))
 
     for name in args.only.split(","):
         runs = [*members_, *(pairs if name == "similarity" else [])]
-        compute(name, runs, lambda key: load_member(key, args.weights, args.device), args.images, progress,
-                lambda section, name=name: stored(name, section))
+        compute(
+            name,
+            runs,
+            lambda key: load_member(key, args.weights, args.device),
+            args.images,
+            progress,
+            lambda section, name=name: stored(name, section),
+        )
     return 0
 
 
@@ -191,8 +223,10 @@ def weights_of(args: argparse.Namespace) -> Callable[[str], Weights]:
     def resolve(name: str) -> Weights:
         weights = auto_weights(name, online() if get_spec(name).dataset != "cifar10" else False, args.seed)
         if weights.is_random:
-            print(f"note: {name}: no trained weights here (offline, or none bundled): seeded random weights",
-                  file=sys.stderr)
+            print(
+                f"note: {name}: no trained weights here (offline, or none bundled): seeded random weights",
+                file=sys.stderr,
+            )
         return weights
 
     return resolve
@@ -220,8 +254,10 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         weights = weights_of(args)
-        results = [analyze(args.images, [name], weights(name), args.seed, args.device, args.batch_size, progress).models[0]
-                   for name in args.model]
+        results = [
+            analyze(args.images, [name], weights(name), args.seed, args.device, args.batch_size, progress).models[0]
+            for name in args.model
+        ]
         result = Analysis(results, str(resolve_device(args.device)))
     except EngineError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -9,6 +9,7 @@ Hendrycks' make_cifar_c.py (not ImageNet-C's), rewritten on numpy, scipy and PIL
 the reference, results in [0, 1] are scaled by 255 and truncated to uint8. Frost (needs the reference's
 frost photographs) and spatter (needs OpenCV's Canny edges and distance transform) are not implemented.
 """
+
 from __future__ import annotations
 
 import io
@@ -252,9 +253,14 @@ def elastic_transform(image: np.ndarray, severity: int, rng: np.random.Generator
     """A random affine warp (three points moved up to `jitter` px, mirrored border), then a smooth
     random displacement field (uniform noise blurred by `smooth`, times `alpha`), both bilinear."""
     h, w = image.shape[:2]
-    alpha, smooth, jitter = np.array(
-        ((0.0, 0.0, 0.08), (0.05, 0.2, 0.07), (0.08, 0.06, 0.06), (0.1, 0.04, 0.05), (0.1, 0.03, 0.03))[severity - 1]
-    ) * h
+    alpha, smooth, jitter = (
+        np.array(
+            ((0.0, 0.0, 0.08), (0.05, 0.2, 0.07), (0.08, 0.06, 0.06), (0.1, 0.04, 0.05), (0.1, 0.03, 0.03))[
+                severity - 1
+            ]
+        )
+        * h
+    )
     x = _unit(image)
     center, half = np.array([h // 2, w // 2], dtype=np.float64), min(h, w) // 3
     points = np.array([center + half, [center[0] + half, center[1] - half], center - half])
@@ -265,8 +271,9 @@ def elastic_transform(image: np.ndarray, severity: int, rng: np.random.Generator
     x = np.stack([ndimage.map_coordinates(x[..., c], source, order=1, mode="mirror") for c in range(3)], -1)
     dx = ndimage.gaussian_filter(rng.uniform(-1, 1, (h, w)), smooth, mode="reflect", truncate=3.0) * alpha
     dy = ndimage.gaussian_filter(rng.uniform(-1, 1, (h, w)), smooth, mode="reflect", truncate=3.0) * alpha
-    x = np.stack([ndimage.map_coordinates(x[..., c], [rows + dy, cols + dx], order=1, mode="reflect")
-                  for c in range(3)], -1)
+    x = np.stack(
+        [ndimage.map_coordinates(x[..., c], [rows + dy, cols + dx], order=1, mode="reflect") for c in range(3)], -1
+    )
     return _to_uint8(x)
 
 
@@ -285,11 +292,28 @@ def jpeg_compression(image: np.ndarray, severity: int, rng: np.random.Generator)
     return np.asarray(Image.open(buffer).convert("RGB"))
 
 
-CORRUPTIONS: dict[str, Corruption] = {f.__name__: f for f in (
-    gaussian_noise, shot_noise, impulse_noise, defocus_blur, glass_blur, motion_blur, zoom_blur, snow, fog,
-    brightness, contrast, elastic_transform, pixelate, jpeg_compression,
-    speckle_noise, gaussian_blur, saturate,
-)}
+CORRUPTIONS: dict[str, Corruption] = {
+    f.__name__: f
+    for f in (
+        gaussian_noise,
+        shot_noise,
+        impulse_noise,
+        defocus_blur,
+        glass_blur,
+        motion_blur,
+        zoom_blur,
+        snow,
+        fog,
+        brightness,
+        contrast,
+        elastic_transform,
+        pixelate,
+        jpeg_compression,
+        speckle_noise,
+        gaussian_blur,
+        saturate,
+    )
+}
 # CIFAR-10-C's 15 benchmark corruptions less frost; speckle_noise, gaussian_blur and saturate are its extras
 BENCHMARK = tuple(CORRUPTIONS)[:14]
 
@@ -336,17 +360,29 @@ class CorruptionResult:
         return {name: float(np.mean(row)) for name, row in self.accuracy.items()}
 
     def to_json(self) -> dict:
-        return {"corruptions": self.corruptions, "severities": self.severities, "clean_accuracy": self.clean_accuracy,
-                "accuracy": self.accuracy, "mean_accuracy": self.mean_accuracy,
-                "accuracy_by_severity": self.accuracy_by_severity,
-                "accuracy_by_corruption": self.accuracy_by_corruption, "images": self.images}
+        return {
+            "corruptions": self.corruptions,
+            "severities": self.severities,
+            "clean_accuracy": self.clean_accuracy,
+            "accuracy": self.accuracy,
+            "mean_accuracy": self.mean_accuracy,
+            "accuracy_by_severity": self.accuracy_by_severity,
+            "accuracy_by_corruption": self.accuracy_by_corruption,
+            "images": self.images,
+        }
 
 
 class CorruptionRobustness:
     """Fig 12b: a model's accuracy on corrupted copies of labeled images, against its clean accuracy."""
 
-    def __init__(self, model: LoadedModel, corruptions: Sequence[str] = BENCHMARK,
-                 severities: Sequence[int] = SEVERITIES, seed: int = 0, batch_size: int = 100) -> None:
+    def __init__(
+        self,
+        model: LoadedModel,
+        corruptions: Sequence[str] = BENCHMARK,
+        severities: Sequence[int] = SEVERITIES,
+        seed: int = 0,
+        batch_size: int = 100,
+    ) -> None:
         unknown = [name for name in corruptions if name not in CORRUPTIONS]
         if unknown:
             raise ValueError(f"unknown corruption(s) {', '.join(unknown)}; known: {', '.join(CORRUPTIONS)}")
@@ -367,8 +403,9 @@ class CorruptionRobustness:
             self.model.forward_passes += 1
         return torch.cat(out)
 
-    def attribute(self, images: np.ndarray | Sequence[np.ndarray], labels: Sequence[int],
-                  progress: Progress | None = None) -> CorruptionResult:
+    def attribute(
+        self, images: np.ndarray | Sequence[np.ndarray], labels: Sequence[int], progress: Progress | None = None
+    ) -> CorruptionResult:
         """Accuracy on `images` (uint8, N x H x W x 3) as they are and under every corruption and severity."""
         images = [np.asarray(image) for image in images]
         truth = torch.as_tensor(list(labels))

@@ -1,4 +1,5 @@
 """What a model costs: parameters and FLOPs of one forward pass (2 per multiply-add, torch's counter)."""
+
 from __future__ import annotations
 
 import torch

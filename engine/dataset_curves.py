@@ -10,6 +10,7 @@ a batch, so each process keeps, per batch, the sums over its images and their co
 a per-process batch of B / N, batch k of all processes together is batch k of one process with
 batch B, so all-reducing the sums gives one process's numbers (up to float rounding).
 """
+
 from __future__ import annotations
 
 import os
@@ -58,8 +59,9 @@ class ImageStream(Dataset):
     images together, read from their headers before any is decoded.
     """
 
-    def __init__(self, source: str | Path, transform: Transform, limit: int | None = None,
-                 max_pixels: int | None = None) -> None:
+    def __init__(
+        self, source: str | Path, transform: Transform, limit: int | None = None, max_pixels: int | None = None
+    ) -> None:
         self.source = Path(source)
         if not self.source.exists():
             raise ImageError(f"{self.source} does not exist")
@@ -120,8 +122,14 @@ class DatasetCurves:
     batch_size: int = 64
     workers: int = 0
 
-    def measure(self, source: str | Path, limit: int | None = None, progress: Progress | None = None,
-                max_pixels: int | None = None, deadline: float | None = None) -> DatasetResult:
+    def measure(
+        self,
+        source: str | Path,
+        limit: int | None = None,
+        progress: Progress | None = None,
+        max_pixels: int | None = None,
+        deadline: float | None = None,
+    ) -> DatasetResult:
         """Stream the images of `source` (a folder or ZIP; the first `limit` in name order) through the
         model and average each block's per-batch curve and variance over the batches. `max_pixels` bounds
         the pixels decoded; past `deadline` (time.monotonic()) the run stops between batches (EngineError)."""
@@ -131,8 +139,13 @@ class DatasetCurves:
         if self.batch_size % world:
             raise ValueError(f"batch size {self.batch_size} must be a multiple of the {world} processes")
         sampler = DistributedSampler(stream, world, rank, shuffle=False) if world > 1 else None
-        loader = DataLoader(stream, self.batch_size // world, sampler=sampler, num_workers=self.workers,
-                            pin_memory=self.model.device.type == "cuda")
+        loader = DataLoader(
+            stream,
+            self.batch_size // world,
+            sampler=sampler,
+            num_workers=self.workers,
+            pin_memory=self.model.device.type == "cuda",
+        )
         specs = self.model.spec.blocks(self.model.module)
         sums = _BatchSums(specs, len(loader), self.model.device)
         handles = watch_latents(specs, sums.add)
@@ -141,8 +154,10 @@ class DatasetCurves:
             with torch.inference_mode():
                 for batch, (images, readable) in enumerate(loader):
                     if deadline is not None and time.monotonic() > deadline:
-                        raise EngineError(f"stopped after {batch} of {len(loader)} batches: the request ran past its "
-                                          "time budget; measure fewer images")
+                        raise EngineError(
+                            f"stopped after {batch} of {len(loader)} batches: the request ran past its "
+                            "time budget; measure fewer images"
+                        )
                     index = rank + world * torch.arange(position, position + len(images))
                     position += len(images)
                     real = index < len(stream)  # DistributedSampler pads with repeated images

@@ -9,6 +9,7 @@ corruption robustness, similarity and lesions; the training images for the loss 
 Hessian spectrum, which the paper measures on training data. The family's members are the build-up
 steps of Fig 12a (`step0`, the PreAct ResNet, to `step6`, the paper's AlterNet) and the CIFAR ViT (`vit`).
 """
+
 from __future__ import annotations
 
 import time
@@ -115,22 +116,51 @@ def _corruption(model, images, labels, progress, o) -> dict:
     return CorruptionRobustness(model).attribute(images, labels, progress).to_json()
 
 
-FINDINGS: dict[str, Finding] = {f.name: f for f in (
-    Finding("noise", "Fig 2b", "accuracy drop under band-limited noise", "test", 1000, _noise, {"rms": 0.5}),
-    Finding("similarity", "Fig 10a", "feature-map similarity (linear CKA)", "test", 500, _similarity,
-            {"batch_size": 100}),
-    Finding("lesion", "Fig 10b", "accuracy drop when one unit is removed", "test", 1000, _lesion),
-    Finding("hessian", "Figs 1c and 4", "Hessian max-eigenvalue spectrum", "train", 500, _hessian,
-            {"top_k": 5, "batch_size": 16, "batches": 4}),
-    Finding("landscape", "Fig 1a", "loss landscape (NLL + L2)", "train", 200, _landscape,
-            {"dims": 2, "points": 9, "span": 1.0}),
-    Finding("corruption", "Fig 12b", "accuracy under CIFAR-10-C corruptions", "test", 200, _corruption),
-)}
+FINDINGS: dict[str, Finding] = {
+    f.name: f
+    for f in (
+        Finding("noise", "Fig 2b", "accuracy drop under band-limited noise", "test", 1000, _noise, {"rms": 0.5}),
+        Finding(
+            "similarity",
+            "Fig 10a",
+            "feature-map similarity (linear CKA)",
+            "test",
+            500,
+            _similarity,
+            {"batch_size": 100},
+        ),
+        Finding("lesion", "Fig 10b", "accuracy drop when one unit is removed", "test", 1000, _lesion),
+        Finding(
+            "hessian",
+            "Figs 1c and 4",
+            "Hessian max-eigenvalue spectrum",
+            "train",
+            500,
+            _hessian,
+            {"top_k": 5, "batch_size": 16, "batches": 4},
+        ),
+        Finding(
+            "landscape",
+            "Fig 1a",
+            "loss landscape (NLL + L2)",
+            "train",
+            200,
+            _landscape,
+            {"dims": 2, "points": 9, "span": 1.0},
+        ),
+        Finding("corruption", "Fig 12b", "accuracy under CIFAR-10-C corruptions", "test", 200, _corruption),
+    )
+}
 
 
-def compute(name: str, runs: list[tuple[str, str | None]], load: Callable[[str], LoadedModel],
-            count: int | None = None, progress: Callable[[str], Progress] | None = None,
-            stored: Callable[[dict], None] | None = None) -> dict:
+def compute(
+    name: str,
+    runs: list[tuple[str, str | None]],
+    load: Callable[[str], LoadedModel],
+    count: int | None = None,
+    progress: Callable[[str], Progress] | None = None,
+    stored: Callable[[dict], None] | None = None,
+) -> dict:
     """Analysis `name` of each run (a member, or a member and the member to compare it with), as stored in
     assets/paper_figures.json: the figure, the data and settings, and per run the label, weights, result
     and seconds. `load(member)` gives the model; `progress(label)` a run's progress callback; `stored(section)`
@@ -138,8 +168,14 @@ def compute(name: str, runs: list[tuple[str, str | None]], load: Callable[[str],
     if name not in FINDINGS:
         raise EngineError(f"unknown analysis {name!r}; choose from {', '.join(FINDINGS)}")
     finding = FINDINGS[name]
-    section = {"figure": finding.figure, "title": finding.title, "split": finding.split,
-               "images": finding.images if count is None else count, "options": finding.options, "models": {}}
+    section = {
+        "figure": finding.figure,
+        "title": finding.title,
+        "split": finding.split,
+        "images": finding.images if count is None else count,
+        "options": finding.options,
+        "models": {},
+    }
     for key, other in runs:
         label = member_label(key) if other is None else f"{member_label(key)} vs {member_label(other)}"
         model = load(key)
@@ -147,8 +183,13 @@ def compute(name: str, runs: list[tuple[str, str | None]], load: Callable[[str],
         start = time.perf_counter()
         result = finding.run(model, count, progress(label) if progress else None, **extra)
         section["models"][key if other is None else f"{key}:{other}"] = {
-            "label": label, "model": model.name, "weights": model.weights, "random_weights": model.random,
-            "seconds": round(time.perf_counter() - start, 1), "result": result}
+            "label": label,
+            "model": model.name,
+            "weights": model.weights,
+            "random_weights": model.random,
+            "seconds": round(time.perf_counter() - start, 1),
+            "result": result,
+        }
         if stored:
             stored(section)
     return section
@@ -166,8 +207,10 @@ def headline(name: str, result: dict) -> str:
         return f"{cka.shape[0]}x{cka.shape[1]} blocks, mean CKA {cka.mean():.2f}"
     if name == "lesion":
         worst = max(result["units"], key=lambda u: u["drop"])
-        return (f"clean accuracy {100 * result['clean_accuracy']:.1f}%, largest drop {100 * worst['drop']:.1f} points "
-                f"without {worst['name']} ({worst['kind']})")
+        return (
+            f"clean accuracy {100 * result['clean_accuracy']:.1f}%, largest drop {100 * worst['drop']:.1f} points "
+            f"without {worst['name']} ({worst['kind']})"
+        )
     if name == "hessian":
         top = np.array(result["eigenvalues"])[:, 0]
         return f"top eigenvalue {top.mean():.3g} on average over {len(top)} minibatches, NEP {100 * result['nep']:.0f}%"
@@ -176,9 +219,13 @@ def headline(name: str, result: dict) -> str:
         centre = loss[tuple(s // 2 for s in loss.shape)]
         return f"NLL + L2 {centre:.3f} at the trained weights, {loss.max():.4g} at most on the grid"
     if name == "corruption":
-        return (f"clean accuracy {100 * result['clean_accuracy']:.1f}%, "
-                f"corrupted {100 * result['mean_accuracy']:.1f}% on average")
+        return (
+            f"clean accuracy {100 * result['clean_accuracy']:.1f}%, "
+            f"corrupted {100 * result['mean_accuracy']:.1f}% on average"
+        )
     if name == "trajectory":
-        return (f"{len(result['r'])} points from epoch 0 to {result['epochs'][-1]:g}; "
-                f"θ up to {max(result['theta_deg']):.0f}°, r from 1 down to {min(result['r']):.2f}")
+        return (
+            f"{len(result['r'])} points from epoch 0 to {result['epochs'][-1]:g}; "
+            f"θ up to {max(result['theta_deg']):.0f}°, r from 1 down to {min(result['r']):.2f}"
+        )
     raise EngineError(f"unknown analysis {name!r}")

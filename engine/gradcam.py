@@ -4,6 +4,7 @@ The map is relu(sum over channels of mean-gradient-weighted activations) of one 
 (B, C, H, W) as the measurements are (measure.to_bchw), upsampled bilinearly onto the input: the
 value of captum's LayerGradCam on a convolutional block.
 """
+
 from __future__ import annotations
 
 import numpy as np

@@ -13,6 +13,7 @@ eigenvector orthogonalized against those already found, as PyHessian's `hessian.
 mode: BN uses its running statistics, dropout and drop path are off. Attention runs on the math SDPA
 backend, whose double backward exists.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -109,24 +110,49 @@ class HessianResult:
         return {"edges": edges.tolist(), "positive": positive.tolist(), "negative": negative.tolist()}
 
     def to_json(self) -> dict:
-        return {"eigenvalues": self.eigenvalues, "iterations": self.iterations, "loss": self.loss, "nll": self.nll,
-                "nep": self.nep, "ape": self.ape, "histogram": self.histogram(), "batch_size": self.batch_size,
-                "top_k": self.top_k, "weight_decay": self.weight_decay, "parameters": self.parameters,
-                "augmented": self.augmented}
+        return {
+            "eigenvalues": self.eigenvalues,
+            "iterations": self.iterations,
+            "loss": self.loss,
+            "nll": self.nll,
+            "nep": self.nep,
+            "ape": self.ape,
+            "histogram": self.histogram(),
+            "batch_size": self.batch_size,
+            "top_k": self.top_k,
+            "weight_decay": self.weight_decay,
+            "parameters": self.parameters,
+            "augmented": self.augmented,
+        }
 
 
 class HessianSpectrum:
     """Figs 1c and 4: the top-k Hessian eigenvalues of NLL + L2 on minibatches, by power iteration."""
 
-    def __init__(self, model: LoadedModel, top_k: int = 5, batch_size: int = 16, batches: int | None = None,
-                 max_iter: int = 100, tol: float = 1e-3, weight_decay: float = 5e-4, augmented: bool = True,
-                 seed: int = 0) -> None:
+    def __init__(
+        self,
+        model: LoadedModel,
+        top_k: int = 5,
+        batch_size: int = 16,
+        batches: int | None = None,
+        max_iter: int = 100,
+        tol: float = 1e-3,
+        weight_decay: float = 5e-4,
+        augmented: bool = True,
+        seed: int = 0,
+    ) -> None:
         """`batches` minibatches of `batch_size` shuffled images (None: as many as the images fill); power
         iteration stops when the eigenvalue's relative change is below `tol`, or after `max_iter` steps."""
         if top_k < 1 or max_iter < 1:
             raise EngineError(f"top_k and max_iter must be at least 1, not {top_k} and {max_iter}")
         self.model, self.top_k, self.batch_size, self.batches = model, top_k, batch_size, batches
-        self.max_iter, self.tol, self.weight_decay, self.augmented, self.seed = max_iter, tol, weight_decay, augmented, seed
+        self.max_iter, self.tol, self.weight_decay, self.augmented, self.seed = (
+            max_iter,
+            tol,
+            weight_decay,
+            augmented,
+            seed,
+        )
 
     def minibatches(self, x: torch.Tensor, labels: Sequence[int]) -> list[Batch]:
         """The seeded shuffled (and augmented) minibatches of a preprocessed batch that are measured."""
@@ -144,8 +170,9 @@ class HessianSpectrum:
             batches.append((images, y[index]))
         return batches
 
-    def _spectrum(self, x: torch.Tensor, y: torch.Tensor, generator: torch.Generator,
-                  tick: Callable[[], None]) -> tuple[list[float], list[int], float, float]:
+    def _spectrum(
+        self, x: torch.Tensor, y: torch.Tensor, generator: torch.Generator, tick: Callable[[], None]
+    ) -> tuple[list[float], list[int], float, float]:
         """Top-k eigenvalues, the iterations they took, NLL + L2 and NLL of one minibatch."""
         params = [p for p in self.model.module.parameters() if p.requires_grad]
         dtype, device = params[0].dtype, self.model.device
@@ -179,8 +206,9 @@ class HessianSpectrum:
             tick()
         return values, iterations, float(loss.detach()), float(nll.detach())
 
-    def attribute(self, images: Sequence[ImageInput] | torch.Tensor, labels: Sequence[int],
-                  progress: Progress | None = None) -> HessianResult:
+    def attribute(
+        self, images: Sequence[ImageInput] | torch.Tensor, labels: Sequence[int], progress: Progress | None = None
+    ) -> HessianResult:
         """The spectrum over `images` (files/PIL/arrays, or a preprocessed batch) and their labels;
         `progress(done, total)` after each eigenvalue."""
         batches = self.minibatches(as_batch(self.model, images), labels)
@@ -202,5 +230,6 @@ class HessianSpectrum:
             module.train(training)
         values, iterations, loss, nll = (list(column) for column in zip(*spectra))
         parameters = sum(p.numel() for p in module.parameters() if p.requires_grad)
-        return HessianResult(values, iterations, loss, nll, self.batch_size, self.top_k, self.weight_decay,
-                             parameters, self.augmented)
+        return HessianResult(
+            values, iterations, loss, nll, self.batch_size, self.top_k, self.weight_decay, parameters, self.augmented
+        )

@@ -1,4 +1,5 @@
 """Turning any input image into an RGB PIL image, safely, with a one-line error for bad input."""
+
 from __future__ import annotations
 
 import io

@@ -13,6 +13,7 @@ position embeddings and relative position tables, as the paper's code does). BN 
 buffers and are not moved; the model is in eval mode (BN uses them; dropout and drop path are off).
 The images are used as given (no augmentation). The weights are restored exactly afterwards.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -50,16 +51,32 @@ class LandscapeResult:
     seed: int
 
     def to_json(self) -> dict:
-        return {"x": self.x, "y": self.y, "loss": self.loss, "nll": self.nll, "accuracy": self.accuracy,
-                "weight_decay": self.weight_decay, "images": self.images, "seed": self.seed}
+        return {
+            "x": self.x,
+            "y": self.y,
+            "loss": self.loss,
+            "nll": self.nll,
+            "accuracy": self.accuracy,
+            "weight_decay": self.weight_decay,
+            "images": self.images,
+            "seed": self.seed,
+        }
 
 
 class LossLandscape:
     """Fig 1a: NLL + L2 around the trained weights along one or two filter-normalized random directions."""
 
-    def __init__(self, model: LoadedModel, dims: int = 2, points: int | None = None, span: float = 1.0,
-                 weight_decay: float = 5e-4, seed: int = 0, batch_size: int = 100,
-                 ignore: Sequence[str] = ("pos_embed", "relative_position")) -> None:
+    def __init__(
+        self,
+        model: LoadedModel,
+        dims: int = 2,
+        points: int | None = None,
+        span: float = 1.0,
+        weight_decay: float = 5e-4,
+        seed: int = 0,
+        batch_size: int = 100,
+        ignore: Sequence[str] = ("pos_embed", "relative_position"),
+    ) -> None:
         """`points` per axis (None: 21 for 1-D, 11 for 2-D), evenly from -span to span."""
         if dims not in (1, 2):
             raise EngineError(f"a loss landscape has 1 or 2 dimensions, not {dims}")
@@ -100,15 +117,19 @@ class LossLandscape:
         return nll + l2, nll, correct / len(x)
 
     @torch.no_grad()
-    def attribute(self, images: Sequence[ImageInput] | torch.Tensor, labels: Sequence[int],
-                  progress: Progress | None = None) -> LandscapeResult:
+    def attribute(
+        self, images: Sequence[ImageInput] | torch.Tensor, labels: Sequence[int], progress: Progress | None = None
+    ) -> LandscapeResult:
         """The landscape over `images` (files/PIL/arrays, or a preprocessed batch) and their labels;
         `progress(done, total)` after each grid point."""
         x, y = as_batch(self.model, images), torch.as_tensor(list(labels))
         parameters, directions = self._parameters(), self.directions()
         saved = [p.detach().clone() for _, p in parameters]
-        grid = [(a,) for a in self.coordinates] if self.dims == 1 else \
-            [(a, b) for b in self.coordinates for a in self.coordinates]
+        grid = (
+            [(a,) for a in self.coordinates]
+            if self.dims == 1
+            else [(a, b) for b in self.coordinates for a in self.coordinates]
+        )
         module = self.model.module
         training = module.training
         module.eval()
@@ -128,5 +149,13 @@ class LossLandscape:
         if self.dims == 2:
             n = len(self.coordinates)
             loss, nll, accuracy = ([column[j * n : (j + 1) * n] for j in range(n)] for column in (loss, nll, accuracy))
-        return LandscapeResult(self.coordinates, self.coordinates if self.dims == 2 else None, loss, nll, accuracy,
-                               self.weight_decay, len(x), self.seed)
+        return LandscapeResult(
+            self.coordinates,
+            self.coordinates if self.dims == 2 else None,
+            loss,
+            nll,
+            accuracy,
+            self.weight_decay,
+            len(x),
+            self.seed,
+        )

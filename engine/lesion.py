@@ -1,8 +1,9 @@
 """Lesions (paper Fig 10b): residual units switched off, their branch skipped and shortcut kept.
 
-    with Lesion(model, [3, 5]): ...                             # units 3 and 5 off inside the block
-    result = LesionAccuracy(model).attribute(images, labels)    # accuracy with each unit off in turn
+with Lesion(model, [3, 5]): ...                             # units 3 and 5 off inside the block
+result = LesionAccuracy(model).attribute(images, labels)    # accuracy with each unit off in turn
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
@@ -81,8 +82,13 @@ class LesionResult:
     images: int
 
     def to_json(self) -> dict:
-        return {"model": self.model, "clean_accuracy": self.clean_accuracy, "clean_nll": self.clean_nll,
-                "units": [asdict(unit) for unit in self.units], "images": self.images}
+        return {
+            "model": self.model,
+            "clean_accuracy": self.clean_accuracy,
+            "clean_nll": self.clean_nll,
+            "units": [asdict(unit) for unit in self.units],
+            "images": self.images,
+        }
 
 
 class LesionAccuracy:
@@ -112,17 +118,24 @@ class LesionAccuracy:
             self.model.forward_passes += 1
             target = y[start : start + self.batch_size]
             if int(target.max()) >= logits.shape[-1]:
-                raise EngineError(f"label {int(target.max())} is out of range: {self.model.name} has {logits.shape[-1]} classes")
+                raise EngineError(
+                    f"label {int(target.max())} is out of range: {self.model.name} has {logits.shape[-1]} classes"
+                )
             nll += float(F.cross_entropy(logits, target, reduction="sum"))
             correct += int((logits.argmax(-1) == target).sum())
         return correct / len(x), nll / len(x)
 
-    def attribute(self, images: Sequence[ImageInput] | torch.Tensor, labels: Sequence[int],
-                  progress: Progress | None = None) -> LesionResult:
+    def attribute(
+        self, images: Sequence[ImageInput] | torch.Tensor, labels: Sequence[int], progress: Progress | None = None
+    ) -> LesionResult:
         """Accuracy over `images` (files/PIL/arrays, or a preprocessed (B, 3, H, W) batch) and their labels,
         clean and with each removable unit off; `progress(done, total)` after each of the 1 + units passes."""
         x = self._batch(images)
-        y = labels.cpu().long() if isinstance(labels, torch.Tensor) else torch.as_tensor(list(labels), dtype=torch.int64)
+        y = (
+            labels.cpu().long()
+            if isinstance(labels, torch.Tensor)
+            else torch.as_tensor(list(labels), dtype=torch.int64)
+        )
         if len(y) != len(x):
             raise EngineError(f"{len(x)} images but {len(y)} labels")
         if int(y.min()) < 0:
@@ -138,7 +151,9 @@ class LesionAccuracy:
             with Lesion(self.model, [index]):
                 accuracy, nll = self._evaluate(x, y)
             spec = specs[index]
-            units.append(LesionedUnit(index, spec.name, spec.kind, index / last, accuracy, nll, clean_accuracy - accuracy))
+            units.append(
+                LesionedUnit(index, spec.name, spec.kind, index / last, accuracy, nll, clean_accuracy - accuracy)
+            )
             if progress:
                 progress(done, 1 + len(removable))
         return LesionResult(self.model.name, clean_accuracy, clean_nll, units, len(x))

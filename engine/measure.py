@@ -1,4 +1,5 @@
 """The paper's measurements of one latent (MEASUREMENTS.md sections 2 to 4)."""
+
 from __future__ import annotations
 
 import math

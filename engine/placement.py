@@ -6,6 +6,7 @@ is the plain pre-activation ResNet. In `Placement.msa` the same blocks are 0-bas
 The first block of every stage is a Conv block: it changes the width (and in stages 2.. subsamples),
 so it can never be an MSA block.
 """
+
 from __future__ import annotations
 
 import re
@@ -75,9 +76,7 @@ def _check_block(stage: int, block: int, depths: tuple[int, ...], token: str | N
     if not 1 <= stage <= len(depths):
         raise PlacementError(f"stage {stage}{where} is out of range: the model has stages 1 to {len(depths)}")
     if not 1 <= block <= depths[stage - 1]:
-        raise PlacementError(
-            f"block {block}{where} is out of range: stage {stage} has blocks 1 to {depths[stage - 1]}"
-        )
+        raise PlacementError(f"block {block}{where} is out of range: stage {stage} has blocks 1 to {depths[stage - 1]}")
     if block == 1:
         raise PlacementError(
             f"block 1 of stage {stage}{where} cannot be an MSA block: the first block of a stage is the "
@@ -101,7 +100,9 @@ def parse(text: str | Placement, depths: tuple[int, ...] = PAPER_DEPTHS) -> Plac
         token = raw.strip().lower()
         match = _TOKEN.match(token)
         if match is None:
-            problems.append(f"bad MSA token '{raw.strip()}' in '{text}': expected s<stage>:<block>, 1-based, e.g. 's3:6'")
+            problems.append(
+                f"bad MSA token '{raw.strip()}' in '{text}': expected s<stage>:<block>, 1-based, e.g. 's3:6'"
+            )
             continue
         stage, block = int(match[1]), int(match[2])
         try:
@@ -158,9 +159,7 @@ def buildup(depths: tuple[int, ...] = PAPER_DEPTHS, n: int = 6, caps: tuple[int,
     return Placement(depths, tuple(msa))
 
 
-def buildup_sequence(
-    depths: tuple[int, ...] = PAPER_DEPTHS, caps: tuple[int, ...] | None = None
-) -> list[Placement]:
+def buildup_sequence(depths: tuple[int, ...] = PAPER_DEPTHS, caps: tuple[int, ...] | None = None) -> list[Placement]:
     """Every step of the build-up rule, from no MSA (n = 0) to the final model."""
     caps = default_caps(depths) if caps is None else tuple(caps)
     return [buildup(depths, n, caps) for n in range(sum(caps) + 1)]

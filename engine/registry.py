@@ -4,6 +4,7 @@ A spec says how to build the architecture, how to split it into measured blocks 
 which attention it has, how to preprocess an image for it and what its classes are. Any other timm
 model of a supported family (timm_blocks.py) gets its spec on the fly, labelled with its timm name.
 """
+
 from __future__ import annotations
 
 import difflib
@@ -17,6 +18,8 @@ from PIL import Image
 from torch import nn
 
 from . import blocks as B
+from .checkpoint import CheckpointMeta, read_meta
+from .checkpoint import paths as checkpoint_paths
 from .errors import CheckpointError, UnknownModelError, WeightsUnavailableError, shown
 from .timm_blocks import (
     FAMILIES,
@@ -25,8 +28,6 @@ from .timm_blocks import (
     supported_families,
     timm_split,
 )
-from .checkpoint import CheckpointMeta, read_meta
-from .checkpoint import paths as checkpoint_paths
 from .weights import load_state_dict_strict, read_state_dict, timm_pretrained
 from .weights_choice import Source, Weights
 
@@ -123,7 +124,9 @@ def _timm_model_spec(name: str) -> ModelSpec:
     from timm.data import infer_imagenet_subset
 
     def unknown() -> UnknownModelError:
-        close = difflib.get_close_matches(name.split(".")[0], list(dict.fromkeys([*_REGISTRY, *timm.list_models()])), n=3, cutoff=0.8)
+        close = difflib.get_close_matches(
+            name.split(".")[0], list(dict.fromkeys([*_REGISTRY, *timm.list_models()])), n=3, cutoff=0.8
+        )
         hint = f" (did you mean {' or '.join(close)}?)" if close else ""
         return UnknownModelError(
             f"unknown model '{shown(name)}'{hint}: neither a registered model ({', '.join(_REGISTRY)}) nor a timm "
@@ -134,7 +137,11 @@ def _timm_model_spec(name: str) -> ModelSpec:
         raise unknown()
     try:
         model = timm.create_model(name, pretrained=False, device="meta")
-    except (RuntimeError, ValueError, KeyError):  # e.g. a pretrained tag timm does not know: 'vit_tiny_patch16_224.evil'
+    except (
+        RuntimeError,
+        ValueError,
+        KeyError,
+    ):  # e.g. a pretrained tag timm does not know: 'vit_tiny_patch16_224.evil'
         raise unknown() from None
     try:
         family, split, attention = timm_split(model)
@@ -210,8 +217,15 @@ def _from_checkpoint(spec: ModelSpec, path: Path, seed: int, options: dict) -> t
     return rebuilt, f"{meta.summary()} ({Path(path).name})"
 
 
-def _timm_spec(name: str, label: str, family: str, split, attention=None, labels=imagenet_labels,
-               trained: str = "timm, ImageNet-1k") -> ModelSpec:
+def _timm_spec(
+    name: str,
+    label: str,
+    family: str,
+    split,
+    attention=None,
+    labels=imagenet_labels,
+    trained: str = "timm, ImageNet-1k",
+) -> ModelSpec:
     import timm
 
     options = FAMILIES[family].random_options  # every branch randomly initialised (timm_blocks.Family)

@@ -1,4 +1,5 @@
 """Typed results of an analysis, and their JSON form (the CLI's and the app's `/analyze` output)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field

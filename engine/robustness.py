@@ -7,6 +7,7 @@ f - w/2 <= max(|fy|, |fx|) < f + w/2 of the shifted spectrum (w = 0.1π, frequen
 and the filtered noise is rescaled to the same RMS in every band, so only its frequency changes.
 The noise is added to the model's input, after its eval transform (normalized pixels).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -31,7 +32,9 @@ def band_mask(size: int, center: float, width: float = 0.1) -> torch.Tensor:
     return (band == round(center / width)).float()
 
 
-def band_noise(shape: tuple[int, ...], center: float, width: float, rms: float, generator: torch.Generator) -> torch.Tensor:
+def band_noise(
+    shape: tuple[int, ...], center: float, width: float, rms: float, generator: torch.Generator
+) -> torch.Tensor:
     """Gaussian noise of `shape` (..., H, W) kept to one frequency band and scaled to RMS `rms` per image."""
     delta = torch.randn(shape, generator=generator)
     mask = band_mask(shape[-1], center, width)
@@ -68,17 +71,31 @@ class NoiseResult:
         return [self.clean_top1_probability - p for p in self.top1_probability]
 
     def to_json(self) -> dict:
-        return {"frequencies": self.frequencies, "clean_accuracy": self.clean_accuracy, "accuracy": self.accuracy,
-                "accuracy_drop": self.accuracy_drop, "agreement": self.agreement,
-                "top1_probability": self.top1_probability, "probability_drop": self.probability_drop,
-                "rms": self.rms, "images": self.images}
+        return {
+            "frequencies": self.frequencies,
+            "clean_accuracy": self.clean_accuracy,
+            "accuracy": self.accuracy,
+            "accuracy_drop": self.accuracy_drop,
+            "agreement": self.agreement,
+            "top1_probability": self.top1_probability,
+            "probability_drop": self.probability_drop,
+            "rms": self.rms,
+            "images": self.images,
+        }
 
 
 class FrequencyNoise:
     """Fig 2b: how a model's predictions suffer from random noise of one frequency band at a time."""
 
-    def __init__(self, model: LoadedModel, rms: float = 0.5, width: float = 0.1, bands: int = 11,
-                 seed: int = 0, batch_size: int = 100) -> None:
+    def __init__(
+        self,
+        model: LoadedModel,
+        rms: float = 0.5,
+        width: float = 0.1,
+        bands: int = 11,
+        seed: int = 0,
+        batch_size: int = 100,
+    ) -> None:
         self.model, self.rms, self.width, self.seed, self.batch_size = model, rms, width, seed, batch_size
         self.frequencies = [round(float(f), 4) for f in np.linspace(0, 1, bands)]
 
@@ -91,8 +108,12 @@ class FrequencyNoise:
             out.append(logits.float().softmax(-1).cpu())
         return torch.cat(out)
 
-    def attribute(self, images: Sequence[ImageInput] | torch.Tensor, labels: Sequence[int] | None = None,
-                  progress: Progress | None = None) -> NoiseResult:
+    def attribute(
+        self,
+        images: Sequence[ImageInput] | torch.Tensor,
+        labels: Sequence[int] | None = None,
+        progress: Progress | None = None,
+    ) -> NoiseResult:
         """Clean and noisy predictions for every band; `images` as files/PIL/arrays or a preprocessed batch."""
         if isinstance(images, torch.Tensor):
             x = images
@@ -113,5 +134,13 @@ class FrequencyNoise:
             if progress:
                 progress(i + 1, len(self.frequencies))
         clean_accuracy = None if truth is None else float((top1 == truth).float().mean())
-        return NoiseResult(self.frequencies, clean_accuracy, accuracy if truth is not None else None, agreement,
-                           probability, float(clean.gather(1, top1[:, None]).mean()), self.rms, len(x))
+        return NoiseResult(
+            self.frequencies,
+            clean_accuracy,
+            accuracy if truth is not None else None,
+            agreement,
+            probability,
+            float(clean.gather(1, top1[:, None]).mean()),
+            self.rms,
+            len(x),
+        )

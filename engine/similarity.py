@@ -8,6 +8,7 @@ flattened to (B, C*H*W); per minibatch the linear Gram matrix K = X X^T goes int
 estimator HSIC_1 (Song et al., 2012), and CKA(X, Y) = sum_b HSIC_1(K_b, L_b) / sqrt(sum_b HSIC_1(K_b, K_b)
 * sum_b HSIC_1(L_b, L_b)) over the minibatches b. ckatorch computes HSIC_1.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -43,10 +44,17 @@ class SimilarityResult:
     batch_size: int
 
     def to_json(self) -> dict:
-        return {"rows": self.rows, "columns": self.columns, "row_kinds": self.row_kinds,
-                "column_kinds": self.column_kinds, "row_labels": tick_labels(self.row_kinds),
-                "column_labels": tick_labels(self.column_kinds), "cka": self.cka,
-                "images": self.images, "batch_size": self.batch_size}
+        return {
+            "rows": self.rows,
+            "columns": self.columns,
+            "row_kinds": self.row_kinds,
+            "column_kinds": self.column_kinds,
+            "row_labels": tick_labels(self.row_kinds),
+            "column_labels": tick_labels(self.column_kinds),
+            "cka": self.cka,
+            "images": self.images,
+            "batch_size": self.batch_size,
+        }
 
 
 class FeatureSimilarity:
@@ -54,7 +62,9 @@ class FeatureSimilarity:
 
     def __init__(self, model: LoadedModel, other: LoadedModel | None = None, batch_size: int = 100) -> None:
         if batch_size < 4:
-            raise EngineError(f"minibatch CKA needs at least 4 images per batch (HSIC_1 divides by n - 3), not {batch_size}")
+            raise EngineError(
+                f"minibatch CKA needs at least 4 images per batch (HSIC_1 divides by n - 3), not {batch_size}"
+            )
         self.model, self.other, self.batch_size = model, other, batch_size
 
     def _grams(self, model: LoadedModel, x: torch.Tensor) -> torch.Tensor:
@@ -76,7 +86,9 @@ class FeatureSimilarity:
                 handle.remove()
         return torch.stack([g.cpu() for g in grams])
 
-    def attribute(self, images: Sequence[ImageInput] | torch.Tensor, progress: Progress | None = None) -> SimilarityResult:
+    def attribute(
+        self, images: Sequence[ImageInput] | torch.Tensor, progress: Progress | None = None
+    ) -> SimilarityResult:
         """CKA over `images` (files/PIL/arrays, or a batch preprocessed for both models) in minibatches;
         a last batch smaller than 4 images is left out."""
         other = self.other or self.model
@@ -106,8 +118,15 @@ class FeatureSimilarity:
                 progress(done, len(starts))
         cka = xy / (xx[:, None] * yy[None, :]).clamp_min(1e-300).sqrt()
         kinds = lambda m: [s.kind for s in m.spec.blocks(m.module)]  # noqa: E731
-        return SimilarityResult(self.model.name, other.name, kinds(self.model), kinds(other), cka.tolist(),
-                                sum(min(s + self.batch_size, count) - s for s in starts), self.batch_size)
+        return SimilarityResult(
+            self.model.name,
+            other.name,
+            kinds(self.model),
+            kinds(other),
+            cka.tolist(),
+            sum(min(s + self.batch_size, count) - s for s in starts),
+            self.batch_size,
+        )
 
 
 def _pairwise_hsic(k: torch.Tensor, l_: torch.Tensor) -> torch.Tensor:

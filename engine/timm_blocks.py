@@ -28,13 +28,16 @@ Attention maps are recorded where AttentionRecorder applies: ViT/DeiT/EVA/BEiT w
 timm's attention layers (their softmax read on the explicit path), PiT (global) and Swin (window);
 the others get Grad-CAM.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Callable, Literal, NamedTuple
 
+import torch
 from timm.layers import Attention
-from timm.models.beit import Attention as BeitAttention, Beit
+from timm.models.beit import Attention as BeitAttention
+from timm.models.beit import Beit
 from timm.models.byobnet import (
     BasicBlock,
     BottleneckBlock,
@@ -60,7 +63,6 @@ from timm.models.pit import PoolingVisionTransformer
 from timm.models.resnet import ResNet
 from timm.models.swin_transformer import SwinTransformer
 from timm.models.vision_transformer import VisionTransformer
-import torch
 from torch import nn
 
 from . import blocks as B
@@ -151,7 +153,8 @@ def maxxvit_blocks(model: nn.Module) -> list[BlockSpec]:
             elif isinstance(block, (MaxxVitBlock, ParallelMaxxVitBlock)):
                 convs = (
                     {f"{name}.conv.{i}": conv for i, conv in enumerate(block.conv)}
-                    if isinstance(block.conv, nn.Sequential) else {f"{name}.conv": block.conv}
+                    if isinstance(block.conv, nn.Sequential)
+                    else {f"{name}.conv": block.conv}
                 )
                 specs += [conv_unit(path, conv, conv.drop_path) for path, conv in convs.items()]
                 layout = "bchw" if getattr(block, "nchw_attn", False) else "bhwc"

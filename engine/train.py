@@ -4,9 +4,10 @@
 
 AdamW (or Nesterov SGD, `--optimizer sgd`), linear warmup then cosine decay to zero, label smoothing,
 mixup/CutMix, random crop (pad 4) and flip, stochastic depth, and an exponential moving average of the
-weights (`--ema DECAY`; the EMA weights are what is saved). `--recipe NAME` names the recipe in the sidecar. The dataset (an ImageFolder with train/ and test/, or `cifar10` for
-torchvision's download) is decoded once into a uint8 tensor on the device; batches are augmented
-there. bf16 autocast and channels_last on CUDA and on CPUs with bf16 units (AVX512-BF16 or AMX),
+weights (`--ema DECAY`; the EMA weights are what is saved). `--recipe NAME` names the recipe in the
+sidecar. The dataset (an ImageFolder with train/ and test/, or `cifar10` for torchvision's download)
+is decoded once into a uint8 tensor on the device; batches are augmented there. bf16 autocast and
+channels_last on CUDA and on CPUs with bf16 units (AVX512-BF16 or AMX),
 fp32 elsewhere (`--precision`). `--budget MINUTES` fits warmup and cosine decay to wall-clock time
 (schedule progress = training time / budget) instead of `--epochs`. Every epoch, and every
 `--save-minutes` within one, writes the checkpoint (engine.checkpoint) and `PATH.state.pt` (fp32 weights,
@@ -23,6 +24,7 @@ beside the state file while the run lasts, and at the end the sidecar's "traject
 coordinates around the final weights (`polar_trajectory`). A run ended by --stop-after keeps the folder for
 --resume; one that fails deletes it, and a resume that finds its snapshots gone records from the resume point.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -44,7 +46,15 @@ from tqdm import tqdm
 from . import checkpoint as ckpt
 from .cifar_subset import subset
 from .errors import CheckpointError, EngineError
-from .models import CHECKPOINTS, CIFAR10_CLASSES, CIFAR10_MEAN, CIFAR10_STD, DEFAULT_WIDTH, checkpoint_stem, resolve_placement
+from .models import (
+    CHECKPOINTS,
+    CIFAR10_CLASSES,
+    CIFAR10_MEAN,
+    CIFAR10_STD,
+    DEFAULT_WIDTH,
+    checkpoint_stem,
+    resolve_placement,
+)
 from .placement import PAPER_DEPTHS
 from .registry import get_spec, resolve_device
 
@@ -104,12 +114,27 @@ class TrainConfig:
         return options
 
     def recipe(self) -> dict:
-        keys = ("epochs", "budget", "batch_size", "lr", "weight_decay", "warmup_epochs", "smoothing", "mixup", "cutmix",
-                "drop_path", "ema", "seed")
+        keys = (
+            "epochs",
+            "budget",
+            "batch_size",
+            "lr",
+            "weight_decay",
+            "warmup_epochs",
+            "smoothing",
+            "mixup",
+            "cutmix",
+            "drop_path",
+            "ema",
+            "seed",
+        )
         optimizer = {"adamw": "AdamW", "sgd": "SGD, Nesterov, momentum 0.9"}[self.optimizer]
         named = {"name": self.recipe_name} if self.recipe_name else {}
-        return named | {"optimizer": optimizer, "schedule": "linear warmup, cosine to 0",
-                        "augment": "random crop (pad 4), flip"} | {k: getattr(self, k) for k in keys}
+        return (
+            named
+            | {"optimizer": optimizer, "schedule": "linear warmup, cosine to 0", "augment": "random crop (pad 4), flip"}
+            | {k: getattr(self, k) for k in keys}
+        )
 
 
 @dataclass
@@ -160,7 +185,9 @@ def _decode(path: str, size: int) -> np.ndarray:
         return np.asarray(image)
 
 
-def load_image_folder(root: Path, limit: int | None, seed: int, classes: tuple[str, ...] | None = None, size: int = 32) -> tuple[Split, tuple[str, ...]]:
+def load_image_folder(
+    root: Path, limit: int | None, seed: int, classes: tuple[str, ...] | None = None, size: int = 32
+) -> tuple[Split, tuple[str, ...]]:
     """Decode an ImageFolder tree (root/<class>/*) once into memory."""
     from torchvision.datasets import ImageFolder
 
@@ -257,8 +284,14 @@ def param_groups(model: nn.Module, weight_decay: float) -> list[dict]:
 
 
 @torch.no_grad()
-def evaluate(model: nn.Module, split: Split, device: torch.device, batch_size: int = 1000, precision: str = "fp32",
-             flip: bool = False) -> Evaluation:
+def evaluate(
+    model: nn.Module,
+    split: Split,
+    device: torch.device,
+    batch_size: int = 1000,
+    precision: str = "fp32",
+    flip: bool = False,
+) -> Evaluation:
     """Top-1 accuracy and mean NLL (cross-entropy of the softmax) over `split`; with `flip`, also the
     accuracy of the mean softmax of each image and its mirror image."""
     model.eval()
@@ -294,9 +327,14 @@ def _mixer(cfg: TrainConfig, num_classes: int):
     from timm.data import Mixup
 
     if cfg.mixup > 0 or cfg.cutmix > 0:
-        return Mixup(mixup_alpha=cfg.mixup, cutmix_alpha=cfg.cutmix, label_smoothing=cfg.smoothing, num_classes=num_classes)
+        return Mixup(
+            mixup_alpha=cfg.mixup, cutmix_alpha=cfg.cutmix, label_smoothing=cfg.smoothing, num_classes=num_classes
+        )
     on = 1.0 - cfg.smoothing + cfg.smoothing / num_classes
-    return lambda x, y: (x, F.one_hot(y, num_classes).float() * (on - cfg.smoothing / num_classes) + cfg.smoothing / num_classes)
+    return lambda x, y: (
+        x,
+        F.one_hot(y, num_classes).float() * (on - cfg.smoothing / num_classes) + cfg.smoothing / num_classes,
+    )
 
 
 def _seed_epoch(seed: int, epoch: int) -> torch.Generator:
@@ -319,7 +357,9 @@ def _vector(x: np.ndarray | torch.Tensor) -> np.ndarray:
     return np.array(x, dtype=np.float64).ravel()
 
 
-def polar_trajectory(snapshots: Iterable[np.ndarray] | torch.Tensor, final: np.ndarray | torch.Tensor) -> tuple[np.ndarray, np.ndarray]:
+def polar_trajectory(
+    snapshots: Iterable[np.ndarray] | torch.Tensor, final: np.ndarray | torch.Tensor
+) -> tuple[np.ndarray, np.ndarray]:
     """Fig 1b: (r_t, θ_t in degrees) of weight snapshots w_t, the first at initialization, around the final
     weights: with Δw_t = w_t - final, r_t = |Δw_t| / |Δw_0| and θ_t = arccos(Δw_t·Δw_0 / (|Δw_t| |Δw_0|)),
     0 where Δw_t = 0. In float64, one snapshot at a time (they may be memory-mapped files)."""
@@ -352,15 +392,20 @@ class TrajectoryRecorder:
         self.folder, self.points, self.epochs = folder, points, list(epochs)
 
     @classmethod
-    def start(cls, folder: Path, points: int, resumed: Path | None = None, state: dict | None = None) -> TrajectoryRecorder:
+    def start(
+        cls, folder: Path, points: int, resumed: Path | None = None, state: dict | None = None
+    ) -> TrajectoryRecorder:
         """A recorder into an empty `folder`, or on a resume one that goes on from the snapshots in `resumed`
         that the resumed run's training `state` lists."""
         earlier = (state or {}).get("trajectory") or {}
         epochs = list(earlier.get("epochs", []))
         files = [resumed / f"{k:04d}.npy" for k in range(len(epochs))] if resumed else []
         if resumed is not None and not (earlier.get("points") == points and all(f.is_file() for f in files)):
-            print(f"note: the weight snapshots in {resumed} are missing or not of {points} points; "
-                  "this run's trajectory (Fig 1b) starts at the resume point", flush=True)
+            print(
+                f"note: the weight snapshots in {resumed} are missing or not of {points} points; "
+                "this run's trajectory (Fig 1b) starts at the resume point",
+                flush=True,
+            )
             epochs, files = [], []
         if not (files and resumed.resolve() == folder.resolve()):  # else resumed in place: they are there
             shutil.rmtree(folder, ignore_errors=True)
@@ -421,7 +466,11 @@ class Position:
 def _random_states(generator: torch.Generator) -> dict:
     """The batch generator's, torch's and numpy's random states, as tensors and numbers (for weights-only loading)."""
     name, keys, *rest = np.random.get_state()
-    return {"generator": generator.get_state(), "torch": torch.get_rng_state(), "numpy": [name, torch.from_numpy(keys.copy()), *rest]}
+    return {
+        "generator": generator.get_state(),
+        "torch": torch.get_rng_state(),
+        "numpy": [name, torch.from_numpy(keys.copy()), *rest],
+    }
 
 
 def _restore_random_states(states: dict, generator: torch.Generator) -> None:
@@ -471,7 +520,9 @@ def train(cfg: TrainConfig) -> TrainResult:
     ema = ModelEmaV3(model, decay=cfg.ema, use_warmup=True) if cfg.ema else None
     steps_per_epoch = len(data.train.labels) // cfg.batch_size
     if steps_per_epoch == 0 or cfg.batch_size % 2:
-        raise EngineError(f"batch size {cfg.batch_size} must be even and at most the {len(data.train.labels)} training images")
+        raise EngineError(
+            f"batch size {cfg.batch_size} must be even and at most the {len(data.train.labels)} training images"
+        )
     budget_s = None if cfg.budget is None else 60 * cfg.budget
     epochs = cfg.epochs if budget_s is None else math.inf
     total, warmup = steps_per_epoch * cfg.epochs, round(steps_per_epoch * cfg.warmup_epochs)
@@ -498,9 +549,14 @@ def train(cfg: TrainConfig) -> TrainResult:
         meta.minutes = round(at.elapsed / 60, 1)
         meta.images_per_s = round(seen / run_time, 1) if run_time else meta.images_per_s
         ckpt.save(ema.module if ema is not None else model, out, meta, half=cfg.half)
-        state = {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "position": asdict(at),
-                 "ema": ema.module.state_dict() if ema is not None else None, "random": _random_states(generator),
-                 "trajectory": recorder.state() if recorder is not None else None}
+        state = {
+            "model": model.state_dict(),
+            "optimizer": optimizer.state_dict(),
+            "position": asdict(at),
+            "ema": ema.module.state_dict() if ema is not None else None,
+            "random": _random_states(generator),
+            "trajectory": recorder.state() if recorder is not None else None,
+        }
         torch.save(state, _state_file(out))
 
     try:
@@ -511,8 +567,13 @@ def train(cfg: TrainConfig) -> TrainResult:
                 _restore_random_states(resume_state["random"], generator)
             model.train()
             of = f"/{cfg.epochs}" if budget_s is None else f" of {cfg.budget:g} min"
-            bar = tqdm(range(at.batch, steps_per_epoch), desc=f"epoch {at.epoch + 1}{of} [{precision}, {device.type}]",
-                       disable=not cfg.progress, initial=at.batch, total=steps_per_epoch)
+            bar = tqdm(
+                range(at.batch, steps_per_epoch),
+                desc=f"epoch {at.epoch + 1}{of} [{precision}, {device.type}]",
+                disable=not cfg.progress,
+                initial=at.batch,
+                total=steps_per_epoch,
+            )
             tick = last_save = time.perf_counter()
             counted = at.batch  # batches of this epoch already in `seen`
 
@@ -544,8 +605,11 @@ def train(cfg: TrainConfig) -> TrainResult:
                 at.step, at.batch, run_steps = at.step + 1, i + 1, run_steps + 1
                 if i % 20 == 19 or i == steps_per_epoch - 1:
                     rate = (i + 1 - counted) * cfg.batch_size / max(1e-9, time.perf_counter() - tick)
-                    bar.set_postfix(loss=f"{at.loss_sum / (i + 1):.3f}", acc=f"{at.correct / ((i + 1) * cfg.batch_size):.3f}",
-                                    img_s=f"{rate:.0f}")
+                    bar.set_postfix(
+                        loss=f"{at.loss_sum / (i + 1):.3f}",
+                        acc=f"{at.correct / ((i + 1) * cfg.batch_size):.3f}",
+                        img_s=f"{rate:.0f}",
+                    )
                 out_of_time = budget_s is not None and at.elapsed + time.perf_counter() - tick >= budget_s
                 interrupted = cfg.stop_after_steps is not None and run_steps >= cfg.stop_after_steps
                 if out_of_time or interrupted:
@@ -602,7 +666,9 @@ def _read_state(checkpoint: str | Path) -> dict:
     try:
         return torch.load(path, map_location="cpu", weights_only=True)
     except (OSError, RuntimeError) as exc:
-        raise CheckpointError(f"cannot resume from {checkpoint}: its training state {path} is unreadable ({exc})") from exc
+        raise CheckpointError(
+            f"cannot resume from {checkpoint}: its training state {path} is unreadable ({exc})"
+        ) from exc
 
 
 def parse_args(argv: list[str] | None = None) -> TrainConfig:
@@ -611,19 +677,42 @@ def parse_args(argv: list[str] | None = None) -> TrainConfig:
     p.add_argument("--model", default=d.model, help="alternet, preact_resnet or vit_cifar")
     p.add_argument("--msa", default=None, help="MSA placement, e.g. 's3:6,s4:2,s4:4' or 'none' (alternet)")
     p.add_argument("--data", default=d.data, help="ImageFolder DIR with train/ and test/, or 'cifar10'")
-    p.add_argument("--out", default=None, help="checkpoint path X (X.safetensors, X.json); default: the bundled "
-                   "assets/checkpoints/<name> that the model's 'pretrained' weights load")
+    p.add_argument(
+        "--out",
+        default=None,
+        help="checkpoint path X (X.safetensors, X.json); default: the bundled "
+        "assets/checkpoints/<name> that the model's 'pretrained' weights load",
+    )
     p.add_argument("--depths", default=None, help="blocks per stage, e.g. 3,4,6,4")
     p.add_argument("--width", type=int, default=None, help="stage-1 bottleneck width (64 as ResNet-50)")
     for name in ("epochs", "batch-size", "seed", "limit-train", "limit-test", "eval-batch-size", "save-every"):
         p.add_argument(f"--{name}", type=int, default=getattr(d, name.replace("-", "_")))
-    p.add_argument("--budget", type=float, default=None, help="minutes of training; the schedule fits this time instead of --epochs")
-    p.add_argument("--precision", default=d.precision, help="auto (bf16 on CUDA and CPUs with bf16 units), bf16 or fp32")
+    p.add_argument(
+        "--budget",
+        type=float,
+        default=None,
+        help="minutes of training; the schedule fits this time instead of --epochs",
+    )
+    p.add_argument(
+        "--precision", default=d.precision, help="auto (bf16 on CUDA and CPUs with bf16 units), bf16 or fp32"
+    )
     p.add_argument("--stop-after", type=int, default=None, help="end this run after N epochs; --resume goes on")
-    p.add_argument("--stop-after-steps", type=int, default=None, help="end this run after N optimizer steps; --resume goes on")
-    p.add_argument("--save-minutes", type=float, default=d.save_minutes, help="also save the training state this often within an epoch")
+    p.add_argument(
+        "--stop-after-steps", type=int, default=None, help="end this run after N optimizer steps; --resume goes on"
+    )
+    p.add_argument(
+        "--save-minutes",
+        type=float,
+        default=d.save_minutes,
+        help="also save the training state this often within an epoch",
+    )
     p.add_argument("--optimizer", default=d.optimizer, help="adamw, or sgd (Nesterov, momentum 0.9)")
-    p.add_argument("--ema", type=float, default=d.ema, help="decay of the weights' moving average, saved instead of the weights (0: none)")
+    p.add_argument(
+        "--ema",
+        type=float,
+        default=d.ema,
+        help="decay of the weights' moving average, saved instead of the weights (0: none)",
+    )
     p.add_argument("--recipe", dest="recipe_name", default="", help="the recipe's name, recorded in the sidecar")
     for name in ("lr", "weight-decay", "warmup-epochs", "smoothing", "mixup", "cutmix", "drop-path"):
         p.add_argument(f"--{name}", type=float, default=getattr(d, name.replace("-", "_")))
@@ -631,10 +720,18 @@ def parse_args(argv: list[str] | None = None) -> TrainConfig:
     p.add_argument("--resume", default=None, help="checkpoint to continue from (its .state.pt beside it)")
     p.add_argument("--compile", action="store_true", help="torch.compile the training step")
     p.add_argument("--half", action="store_true", help="store the weights as fp16")
-    p.add_argument("--channels-last", action=argparse.BooleanOptionalAction, default=None,
-                   help="the model and its inputs in channels_last (default: with bf16)")
-    p.add_argument("--trajectory-points", type=int, default=d.trajectory_points,
-                   help="weight snapshots over the run for Fig 1b's trajectory in the sidecar (0: none)")
+    p.add_argument(
+        "--channels-last",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="the model and its inputs in channels_last (default: with bf16)",
+    )
+    p.add_argument(
+        "--trajectory-points",
+        type=int,
+        default=d.trajectory_points,
+        help="weight snapshots over the run for Fig 1b's trajectory in the sidecar (0: none)",
+    )
     p.add_argument("--no-progress", dest="progress", action="store_false")
     args = vars(p.parse_args(argv))
     if args["depths"] is not None:
@@ -645,7 +742,11 @@ def parse_args(argv: list[str] | None = None) -> TrainConfig:
 def main(argv: list[str] | None = None) -> TrainResult:
     result = train(parse_args(argv))
     e = result.evaluation
-    print(f"test accuracy {e.accuracy:.4f}, NLL {e.nll:.4f} on {e.count} images; {result.images_per_s:.0f} img/s; {result.checkpoint}", flush=True)
+    print(
+        f"test accuracy {e.accuracy:.4f}, NLL {e.nll:.4f} on {e.count} images; {result.images_per_s:.0f} img/s; "
+        f"{result.checkpoint}",
+        flush=True,
+    )
     return result
 
 

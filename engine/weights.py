@@ -3,6 +3,7 @@
 Offline, a pretrained request fails within seconds with a message naming the model, what was
 tried and how to fix it. Weights are never replaced by random ones silently.
 """
+
 from __future__ import annotations
 
 import os

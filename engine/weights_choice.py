@@ -8,6 +8,7 @@
 `Weights.parse` reads the command line's and scripts' spelling ('pretrained', 'random', or a path); a
 server never parses paths from the network (app.service.Service.network_weights).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

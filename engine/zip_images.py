@@ -3,6 +3,7 @@ are checked before it is read, members are streamed with a cap, and a member tha
 or packed with an unsupported method is refused with its name and the reason (the caller skips it).
 A pixel budget bounds the decoding work of a whole request.
 """
+
 from __future__ import annotations
 
 import io
@@ -16,8 +17,12 @@ from PIL import Image, UnidentifiedImageError
 
 from .errors import ImageError, shown
 
-SUPPORTED_METHODS = {zipfile.ZIP_STORED: "stored", zipfile.ZIP_DEFLATED: "deflate", zipfile.ZIP_BZIP2: "bzip2",
-                     zipfile.ZIP_LZMA: "lzma"}
+SUPPORTED_METHODS = {
+    zipfile.ZIP_STORED: "stored",
+    zipfile.ZIP_DEFLATED: "deflate",
+    zipfile.ZIP_BZIP2: "bzip2",
+    zipfile.ZIP_LZMA: "lzma",
+}
 READ_ERRORS = (zipfile.BadZipFile, zlib.error, lzma.LZMAError, EOFError, NotImplementedError, RuntimeError, OSError)
 
 
@@ -36,9 +41,13 @@ def member_problem(info: zipfile.ZipInfo, limits: ZipLimits) -> str | None:
     if info.compress_type not in SUPPORTED_METHODS:
         return f"packed with compression method {info.compress_type}, which is not supported (use deflate)"
     if info.file_size > limits.member_bytes:
-        return f"unpacks to {info.file_size / 2**20:.0f} MB, over the {limits.member_bytes / 2**20:.0f} MB limit per file"
+        return (
+            f"unpacks to {info.file_size / 2**20:.0f} MB, over the {limits.member_bytes / 2**20:.0f} MB limit per file"
+        )
     if info.file_size > 64 * 2**10 and info.file_size > limits.ratio * max(1, info.compress_size):
-        return f"compressed {info.file_size / max(1, info.compress_size):.0f}:1, over {limits.ratio:.0f}:1 (a ZIP bomb?)"
+        return (
+            f"compressed {info.file_size / max(1, info.compress_size):.0f}:1, over {limits.ratio:.0f}:1 (a ZIP bomb?)"
+        )
     return None
 
 
@@ -75,7 +84,9 @@ def check_pixel_budget(sizes: list[tuple[int, int] | None], budget: int, what: s
     """The total pixels of `sizes` (unreadable ones count 0); ImageError if over `budget`."""
     total = sum(w * h for w, h in (s for s in sizes if s))
     if total > budget:
-        raise ImageError(f"{what} hold {total / 1e6:,.0f} megapixels in all; this server decodes at most "
-                         f"{budget / 1e6:,.0f} per request: downscale the images, send fewer, or run "
-                         "python -m engine curves yourself")
+        raise ImageError(
+            f"{what} hold {total / 1e6:,.0f} megapixels in all; this server decodes at most "
+            f"{budget / 1e6:,.0f} per request: downscale the images, send fewer, or run "
+            "python -m engine curves yourself"
+        )
     return total

@@ -1,7 +1,8 @@
 """Print the README's table of the bundled CIFAR-10 family from the checkpoints' sidecars.
 
-    python scripts/family_table.py
+python scripts/family_table.py
 """
+
 from __future__ import annotations
 
 import sys
@@ -9,14 +10,18 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from engine.registry import load_checkpoint  # noqa: E402
+from train_family import ORDER, family  # noqa: E402
+
 from engine.cost import params_and_flops  # noqa: E402
 from engine.models import CHECKPOINTS  # noqa: E402
-from train_family import ORDER, family  # noqa: E402
+from engine.registry import load_checkpoint  # noqa: E402
 
 
 def main() -> None:
-    print("| model | MSA blocks | params | GFLOPs | epochs | test acc. | test NLL | subset acc. | training img/s* | minutes |")
+    print(
+        "| model | MSA blocks | params | GFLOPs | epochs | test acc. | test NLL | subset acc. "
+        "| training img/s* | minutes |"
+    )
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     members = family()
     for name in sorted(ORDER, key=lambda n: (n == "vit", n)):  # step0 .. step6, then the ViT
@@ -28,9 +33,11 @@ def main() -> None:
         params, flops = params_and_flops(module)
         msa = meta.options.get("msa", "none" if meta.architecture == "preact_resnet" else "every block")
         label = f"{name}: {meta.architecture}" if name.startswith("step") else meta.architecture
-        print(f"| {label} | `{msa}` | {params / 1e6:.2f} M | {flops / 1e9:.3f} | {meta.epochs:g} | "
-              f"{100 * meta.test_accuracy:.1f}% | {meta.test_nll:.3f} | {100 * meta.subset_accuracy:.1f}% | "
-              f"{meta.images_per_s:.0f} | {meta.minutes:.0f} |")
+        print(
+            f"| {label} | `{msa}` | {params / 1e6:.2f} M | {flops / 1e9:.3f} | {meta.epochs:g} | "
+            f"{100 * meta.test_accuracy:.1f}% | {meta.test_nll:.3f} | {100 * meta.subset_accuracy:.1f}% | "
+            f"{meta.images_per_s:.0f} | {meta.minutes:.0f} |"
+        )
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ each class in sorted order; pixels as decoded (uint8, 32x32x3), labels as
 class indices in CIFAR-10 order. The test subset serves accuracies and dataset-average curves; the
 training subset the loss landscapes and Hessian spectra, which the paper measures on training data.
 """
+
 import argparse
 from pathlib import Path
 
@@ -25,8 +26,13 @@ def main(root: Path, split: str, per_class: int) -> None:
             labels.append(index)
             names.append(f"{split}/{name}/{path.name}")
     out = Path(__file__).resolve().parent.parent / "assets" / f"cifar10_{split}_subset.npz"
-    np.savez_compressed(out, images=np.stack(images), labels=np.array(labels, dtype=np.int64), files=np.array(names),
-                        note=np.array(f"CIFAR-10 {split} images, JPEG-q75 re-encoding of CIFAR-10 (not the original release)"))
+    np.savez_compressed(
+        out,
+        images=np.stack(images),
+        labels=np.array(labels, dtype=np.int64),
+        files=np.array(names),
+        note=np.array(f"CIFAR-10 {split} images, JPEG-q75 re-encoding of CIFAR-10 (not the original release)"),
+    )
     print(f"{out}: {len(images)} images, {out.stat().st_size / 1e6:.1f} MB")
 
 

@@ -8,6 +8,7 @@ recipe, fp32 as they were trained) plus `--trajectory-points 20`, into .data/tra
 seed, but on another CPU's kernels the weights come out slightly different, so each entry records its
 command and the re-run's test accuracy next to the bundled one's.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -20,11 +21,12 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(REPO), str(REPO / "scripts")]
 
+from train_family import RECIPE, family  # noqa: E402
+
+from app.paper_findings import STORE  # noqa: E402
 from engine.checkpoint import read_meta  # noqa: E402
 from engine.findings import FIGURE_MEMBERS, member_label  # noqa: E402
 from engine.models import CHECKPOINTS  # noqa: E402
-from app.paper_findings import STORE  # noqa: E402
-from train_family import RECIPE, family  # noqa: E402
 
 POINTS = 20
 
@@ -34,21 +36,41 @@ def record(key: str, data: str) -> dict:
     model_args, stem = family()[key]
     bundled = read_meta(CHECKPOINTS / f"{stem}.json")
     if bundled.trajectory:
-        return {"label": member_label(key), "model": bundled.architecture, "weights": bundled.summary(),
-                "random_weights": False, "command": "recorded by the bundled checkpoint's own training",
-                "result": bundled.trajectory}
+        return {
+            "label": member_label(key),
+            "model": bundled.architecture,
+            "weights": bundled.summary(),
+            "random_weights": False,
+            "command": "recorded by the bundled checkpoint's own training",
+            "result": bundled.trajectory,
+        }
     out = REPO / ".data" / "trajectories" / stem
-    command = ["-m", "engine.train", *model_args, "--data", data, *RECIPE,
-               "--trajectory-points", str(POINTS), "--out", str(out.relative_to(REPO))]
+    command = [
+        "-m",
+        "engine.train",
+        *model_args,
+        "--data",
+        data,
+        *RECIPE,
+        "--trajectory-points",
+        str(POINTS),
+        "--out",
+        str(out.relative_to(REPO)),
+    ]
     print(f"{key}: python {' '.join(command)}", flush=True)
     start = time.perf_counter()
     subprocess.run([sys.executable, *command], cwd=REPO, check=True)
     rerun = read_meta(out)
-    return {"label": member_label(key), "model": rerun.architecture,
-            "weights": f"a re-run of the bundled checkpoint's command: {rerun.summary()} "
-                       f"(the bundled one: {100 * bundled.test_accuracy:.1f}%)",
-            "random_weights": False, "command": "python " + " ".join(command[:-2]),
-            "seconds": round(time.perf_counter() - start, 1), "result": rerun.trajectory}
+    return {
+        "label": member_label(key),
+        "model": rerun.architecture,
+        "weights": f"a re-run of the bundled checkpoint's command: {rerun.summary()} "
+        f"(the bundled one: {100 * bundled.test_accuracy:.1f}%)",
+        "random_weights": False,
+        "command": "python " + " ".join(command[:-2]),
+        "seconds": round(time.perf_counter() - start, 1),
+        "result": rerun.trajectory,
+    }
 
 
 def main() -> None:
@@ -59,9 +81,17 @@ def main() -> None:
     for key in args.only.split(","):
         entry = record(key, args.data)
         store = json.loads(STORE.read_text()) if STORE.is_file() else {"findings": {}}  # read late: others write it
-        section = store["findings"].setdefault("trajectory", {
-            "figure": "Fig 1b", "title": "training trajectory", "split": "train", "images": 50000,
-            "options": {"points": POINTS}, "models": {}})
+        section = store["findings"].setdefault(
+            "trajectory",
+            {
+                "figure": "Fig 1b",
+                "title": "training trajectory",
+                "split": "train",
+                "images": 50000,
+                "options": {"points": POINTS},
+                "models": {},
+            },
+        )
         section["models"][key] = entry
         STORE.write_text(json.dumps(store, indent=1))
         print(f"{key}: {len(entry['result']['r'])} points stored in {STORE.relative_to(REPO)}", flush=True)

@@ -1,7 +1,8 @@
 """Render the Paper figures tab's stored figures for the README: docs/paper/<figure>.png.
 
-    python scripts/render_paper_figures.py      # after `python -m engine findings --json assets/paper_figures.json`
+python scripts/render_paper_figures.py      # after `python -m engine findings --json assets/paper_figures.json`
 """
+
 from __future__ import annotations
 
 import io

@@ -13,6 +13,7 @@ sidecar) is copied into assets/checkpoints/ and, with `--commit`, committed at o
 the command that reproduces each checkpoint. The data folder is unpacked from
 ../shared/data/cifar10-jpeg.tar.gz when it is missing and that file is there.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -32,9 +33,35 @@ from engine.models import CHECKPOINTS, checkpoint_stem  # noqa: E402
 from engine.placement import PAPER_DEPTHS, buildup_sequence  # noqa: E402
 
 EPOCHS = 15
-COMMON = ["--epochs", str(EPOCHS), "--batch-size", "128", "--weight-decay", "0.05", "--warmup-epochs", "1",
-          "--smoothing", "0.1", "--mixup", "0", "--cutmix", "0", "--drop-path", "0", "--ema", "0.999", "--seed", "0",
-          "--half", "--precision", "auto", "--trajectory-points", "20", "--save-minutes", "5"]
+COMMON = [
+    "--epochs",
+    str(EPOCHS),
+    "--batch-size",
+    "128",
+    "--weight-decay",
+    "0.05",
+    "--warmup-epochs",
+    "1",
+    "--smoothing",
+    "0.1",
+    "--mixup",
+    "0",
+    "--cutmix",
+    "0",
+    "--drop-path",
+    "0",
+    "--ema",
+    "0.999",
+    "--seed",
+    "0",
+    "--half",
+    "--precision",
+    "auto",
+    "--trajectory-points",
+    "20",
+    "--save-minutes",
+    "5",
+]
 RECIPES = {  # name -> trainer arguments; one recipe for the CNN and every AlterNet, one for the ViT
     "cnn-adamw-15": ["--recipe", "cnn-adamw-15", "--optimizer", "adamw", "--lr", "2e-3", "--channels-last", *COMMON],
     "vit-adamw-15": ["--recipe", "vit-adamw-15", "--optimizer", "adamw", "--lr", "1e-3", *COMMON],
@@ -71,8 +98,11 @@ def is_finished(sidecar: Path, recipe: str) -> bool:
     if not sidecar.is_file():
         return False
     meta = json.loads(sidecar.read_text())
-    return (meta.get("recipe", {}).get("name") == recipe and meta.get("epochs") == EPOCHS
-            and meta.get("subset_accuracy") is not None)
+    return (
+        meta.get("recipe", {}).get("name") == recipe
+        and meta.get("epochs") == EPOCHS
+        and meta.get("subset_accuracy") is not None
+    )
 
 
 def standing(name: str, stem: str) -> str:
@@ -106,8 +136,10 @@ def bundle(stem: str, recipe: str, commit: bool) -> None:
     accuracy = json.loads(run.with_suffix(".json").read_text())["test_accuracy"]
     message = f"Bundled checkpoint {stem}: {recipe}, {EPOCHS} epochs, {100 * accuracy:.1f}% CIFAR-10 test accuracy"
     for _ in range(30):  # the index may be locked by a commit made by hand
-        if subprocess.run(["git", "add", "-f", *files], cwd=REPO).returncode == 0 and subprocess.run(
-                ["git", "commit", "-q", "-m", message, "--", *files], cwd=REPO).returncode == 0:
+        if (
+            subprocess.run(["git", "add", "-f", *files], cwd=REPO).returncode == 0
+            and subprocess.run(["git", "commit", "-q", "-m", message, "--", *files], cwd=REPO).returncode == 0
+        ):
             return
         time.sleep(10)
     print(f"could not commit {files}; commit them by hand", flush=True)

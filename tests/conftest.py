@@ -1,4 +1,5 @@
 """Shared fixtures: the repo, sample photos, test-output/, and one real app server per session."""
+
 from __future__ import annotations
 
 import os
@@ -87,12 +88,19 @@ def server(output_dir: Path):
     log = output_dir / "server.log"
     # offline, as on CI and in air-gapped use: the hub is a closed local port and the cache is empty
     hub = output_dir / "hub-cache"
-    env = {**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", "HF_ENDPOINT": "http://127.0.0.1:9",
-           "HF_HUB_CACHE": str(hub)}
+    env = {
+        **os.environ,
+        "GRADIO_ANALYTICS_ENABLED": "False",
+        "HF_ENDPOINT": "http://127.0.0.1:9",
+        "HF_HUB_CACHE": str(hub),
+    }
     with log.open("w") as out:
         process = subprocess.Popen(
             [sys.executable, "-m", "app.gradio_app", "--host", "127.0.0.1", "--port", str(port)],
-            cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
+            cwd=ROOT,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
         )
     try:
         wait_until_up(url, process, log)

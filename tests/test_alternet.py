@@ -1,4 +1,5 @@
 """AlterNet: MSA placements and the build-up rule, the model, its block split, lesions and registry entries."""
+
 import pytest
 import torch
 from PIL import Image
@@ -160,7 +161,9 @@ def test_registry_entries():
 
 
 def test_missing_checkpoint_is_reported_not_replaced():
-    with pytest.raises(WeightsUnavailableError, match="no trained checkpoint is bundled for AlterNet with MSA placement 's3:6'"):
+    with pytest.raises(
+        WeightsUnavailableError, match="no trained checkpoint is bundled for AlterNet with MSA placement 's3:6'"
+    ):
         get_spec("alternet").pretrained(msa="s3:6")
     with pytest.raises(WeightsUnavailableError, match="no trained checkpoint is bundled for the pre-activation"):
         create_model("preact_resnet", width=WIDTH)

@@ -1,4 +1,5 @@
 """The AlterNet tab and lesions on the real app server: over HTTP with gradio_client, and in Chromium."""
+
 from __future__ import annotations
 
 import json
@@ -44,7 +45,9 @@ def test_buildup_step_6_is_the_papers_model_with_msas_where_fig_11_has_them(clie
     )
     assert drawing.count('fill="#b8b8b8"') == 6 + 1  # six gray MSA boxes, plus the legend's
     assert "2.14 M** parameters" in cost and "GFLOPs" in cost and "ms** CPU latency" in cost  # width 16
-    assert banner["value"] == "" and not banner["visible"] and "step 6" in source and not accuracy  # all three models are trained and bundled
+    assert (
+        banner["value"] == "" and not banner["visible"] and "step 6" in source and not accuracy
+    )  # all three models are trained and bundled
     assert Path(seen).stat().st_size > 0
     for plot in (high_frequency, variance):
         alternet, resnet, vit = curves(plot).items()
@@ -68,12 +71,20 @@ def test_a_bad_spec_gives_a_readable_error_and_the_next_request_works(client: Cl
 
 def test_subset_average_gives_trained_accuracies_and_chance_level_for_an_untrained_placement(client: Client):
     *_, banner, _, high_frequency, _, source, accuracy = client.predict("none", 100, api_name="/alternet_subset")
-    assert "mean over 100 CIFAR-10 test images" in source and banner["value"] == ""  # step 0: the PreAct ResNet's checkpoint
+    assert (
+        "mean over 100 CIFAR-10 test images" in source and banner["value"] == ""
+    )  # step 0: the PreAct ResNet's checkpoint
     assert "chance level" not in accuracy
-    assert all(float(value) > 25 for value in re.findall(r"\*\*([0-9.]+)%\*\*", accuracy)) and accuracy.count("%**") == 3
+    assert (
+        all(float(value) > 25 for value in re.findall(r"\*\*([0-9.]+)%\*\*", accuracy)) and accuracy.count("%**") == 3
+    )
     assert kinds_at(next(iter(curves(high_frequency).values())), "msa") == []
     *_, banner, _, _, _, _, accuracy = client.predict("s1:2", 20, api_name="/alternet_subset")  # no checkpoint
-    assert accuracy.count("chance level: the weights are random") == 1 and "AlterNet, custom" in banner["value"] and banner["visible"]
+    assert (
+        accuracy.count("chance level: the weights are random") == 1
+        and "AlterNet, custom" in banner["value"]
+        and banner["visible"]
+    )
 
 
 def test_a_lesion_changes_the_results_and_clearing_it_restores_them_bit_for_bit(client: Client, sample_photo: Path):
@@ -101,8 +112,11 @@ def test_a_lesion_changes_the_results_and_clearing_it_restores_them_bit_for_bit(
 
 def wait_for_drawing(page, spec: str) -> None:
     label = f"AlterNet architecture, MSA blocks {spec}"
-    page.wait_for_function("label => document.querySelector('#alternet-svg').getAttribute('aria-label') === label",
-                           arg=label, timeout=TIMEOUT_MS)
+    page.wait_for_function(
+        "label => document.querySelector('#alternet-svg').getAttribute('aria-label') === label",
+        arg=label,
+        timeout=TIMEOUT_MS,
+    )
 
 
 def test_alternet_tab_in_the_browser(page, server_url: str, sample_photo: Path, output_dir: Path):
@@ -123,8 +137,9 @@ def test_alternet_tab_in_the_browser(page, server_url: str, sample_photo: Path, 
     wait_for_drawing(page, "s3:6,s4:2,s4:4")
     page.locator("#alternet-stage-2").get_by_label("block 4").check()  # a custom placement
     wait_for_drawing(page, "s2:4,s3:6,s4:2,s4:4")
-    page.wait_for_function("() => document.querySelector('#alternet-source').innerText.includes('custom')",
-                           timeout=TIMEOUT_MS)
+    page.wait_for_function(
+        "() => document.querySelector('#alternet-source').innerText.includes('custom')", timeout=TIMEOUT_MS
+    )
     assert page.locator("#alternet-spec textarea, #alternet-spec input").first.input_value() == "s2:4,s3:6,s4:2,s4:4"
     assert svg.locator('rect[fill="#b8b8b8"]').count() == 4 + 1
     banner = page.locator("#alternet-banner").inner_text()
@@ -140,6 +155,11 @@ def test_the_tabs_figures_export_as_png_svg_and_the_drawing(client: Client, samp
     client.predict("s4:4", handle_file(str(sample_photo)), api_name="/alternet")
     with zipfile.ZipFile(client.predict(api_name="/alternet_export")) as archive:
         names = set(archive.namelist())
-        assert names == {"fig8-high-frequency.png", "fig8-high-frequency.svg", "fig9-variance.png",
-                         "fig9-variance.svg", "fig11-alternet-s4b4.svg"}
+        assert names == {
+            "fig8-high-frequency.png",
+            "fig8-high-frequency.svg",
+            "fig9-variance.png",
+            "fig9-variance.svg",
+            "fig11-alternet-s4b4.svg",
+        }
         assert b'aria-label="AlterNet architecture, MSA blocks s4:4"' in archive.read("fig11-alternet-s4b4.svg")

@@ -1,5 +1,6 @@
 """Any timm model of a supported family (issue #12): block splits read from the model's own structure,
 checked against the architecture counted independently, on seeded random weights."""
+
 from __future__ import annotations
 
 import math
@@ -29,8 +30,16 @@ from tests.test_cli_and_weights import check_lesion
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
-ATTENTION = (Attention, AttentionRope, BeitAttention, EvaAttention, WindowAttention, Attention2d, AttentionCl,
-             LinearSelfAttention)
+ATTENTION = (
+    Attention,
+    AttentionRope,
+    BeitAttention,
+    EvaAttention,
+    WindowAttention,
+    Attention2d,
+    AttentionCl,
+    LinearSelfAttention,
+)
 UNFOLDED = ".transformer."  # MobileViT's units on unfolded patches: maps over the patch grid, half the side
 
 
@@ -38,19 +47,22 @@ def attention_modules(module: torch.nn.Module) -> int:
     return sum(isinstance(m, ATTENTION) for m in module.modules())
 
 
-@pytest.mark.parametrize("name, family, attention", [
-    ("deit_tiny_distilled_patch16_224", "vit", "global"),  # class and distillation tokens
-    ("beit_base_patch16_224", "beit", "global"),  # relative position bias
-    ("eva02_tiny_patch14_336", "eva", "global"),  # rotary embeddings
-    ("resnet18", "resnet", None),
-    ("convnext_atto", "convnext", None),
-    ("swin_s3_tiny_224", "swin", "window"),
-    ("pit_ti_distilled_224", "pit", "global"),
-    ("coatnet_nano_rw_224", "maxxvit", None),
-    ("maxvit_pico_rw_256", "maxxvit", None),
-    ("mobilevit_xxs", "byobnet", None),
-    ("mobilevitv2_050", "byobnet", None),
-])
+@pytest.mark.parametrize(
+    "name, family, attention",
+    [
+        ("deit_tiny_distilled_patch16_224", "vit", "global"),  # class and distillation tokens
+        ("beit_base_patch16_224", "beit", "global"),  # relative position bias
+        ("eva02_tiny_patch14_336", "eva", "global"),  # rotary embeddings
+        ("resnet18", "resnet", None),
+        ("convnext_atto", "convnext", None),
+        ("swin_s3_tiny_224", "swin", "window"),
+        ("pit_ti_distilled_224", "pit", "global"),
+        ("coatnet_nano_rw_224", "maxxvit", None),
+        ("maxvit_pico_rw_256", "maxxvit", None),
+        ("mobilevit_xxs", "byobnet", None),
+        ("mobilevitv2_050", "byobnet", None),
+    ],
+)
 def test_block_split_follows_the_architecture(photos, name, family, attention):
     model = engine.create_model(name, "random", seed=0, device="cpu")
     assert (model.spec.label, model.spec.family, model.spec.attention) == (name, family, attention)
@@ -107,11 +119,14 @@ def softmax_maps(model: LoadedModel, x: torch.Tensor, prefix: int) -> list[torch
     return [p[0, :, 0, prefix:].reshape(-1, side, side) for p in probs]
 
 
-@pytest.mark.parametrize("name", [
-    "deit_tiny_distilled_patch16_224",  # two prefix tokens
-    "eva02_tiny_patch14_336",  # rotary embeddings
-    "beit_base_patch16_224",  # relative position bias
-])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "deit_tiny_distilled_patch16_224",  # two prefix tokens
+        "eva02_tiny_patch14_336",  # rotary embeddings
+        "beit_base_patch16_224",  # relative position bias
+    ],
+)
 def test_recorded_attention_is_the_models_softmax(photos, name):
     """The maps read from each block's own softmax, for each family's prefix tokens and grid (the recording
     itself is checked against an explicit q k^T softmax in test_engine_reference)."""
@@ -126,13 +141,19 @@ def test_recorded_attention_is_the_models_softmax(photos, name):
         np.testing.assert_allclose(layer.maps[0], maps.numpy(), rtol=1e-4, atol=1e-6, err_msg=layer.name)
 
 
-@pytest.mark.parametrize("name, message", [
-    ("efficientnet_b0", "timm model 'efficientnet_b0': its class EfficientNet is in none of the supported families"),
-    ("mobilenetv3_small_100", "its class MobileNetV3 is in none of the supported families"),
-    ("no_such_model", "unknown model 'no_such_model'.*nor a timm model.*supported families"),
-    ("vit_small_patch16_18x2_224", "ParallelThingsBlock blocks have no separate msa and mlp residual units"),
-    ("eva02_tiny_patch14_224", "has no classifier head"),
-])
+@pytest.mark.parametrize(
+    "name, message",
+    [
+        (
+            "efficientnet_b0",
+            "timm model 'efficientnet_b0': its class EfficientNet is in none of the supported families",
+        ),
+        ("mobilenetv3_small_100", "its class MobileNetV3 is in none of the supported families"),
+        ("no_such_model", "unknown model 'no_such_model'.*nor a timm model.*supported families"),
+        ("vit_small_patch16_18x2_224", "ParallelThingsBlock blocks have no separate msa and mlp residual units"),
+        ("eva02_tiny_patch14_224", "has no classifier head"),
+    ],
+)
 def test_unsupported_models_are_refused_naming_the_supported_families(name, message):
     with pytest.raises(engine.UnknownModelError, match=message) as error:
         engine.create_model(name, "random", device="cpu")
@@ -156,11 +177,14 @@ def test_gradcam_is_captums_on_a_cnn(photos):
     np.testing.assert_allclose(cam, (expected / expected.max()).numpy(), rtol=1e-4, atol=1e-6)
 
 
-@pytest.mark.parametrize("name, block", [
-    ("eva02_tiny_patch14_336", "blocks.10.mlp"),  # the head reads the class token: the last block's input
-    ("maxvit_pico_rw_256", "stages.3.blocks.1.attn_grid.mlp"),  # channels-last
-    ("mobilevitv2_050", "stages.4.1"),
-])
+@pytest.mark.parametrize(
+    "name, block",
+    [
+        ("eva02_tiny_patch14_336", "blocks.10.mlp"),  # the head reads the class token: the last block's input
+        ("maxvit_pico_rw_256", "stages.3.blocks.1.attn_grid.mlp"),  # channels-last
+        ("mobilevitv2_050", "stages.4.1"),
+    ],
+)
 def test_gradcam_works_on_token_and_hybrid_models(photos, name, block):
     model = engine.create_model(name, "random", seed=0, device="cpu")
     assert cam_block(model.spec.blocks(model.module)).name == block
@@ -170,7 +194,10 @@ def test_gradcam_works_on_token_and_hybrid_models(photos, name, block):
 
 def test_the_service_runs_any_timm_model_next_to_registered_ones(sample_photo):
     assert picked_models(["resnet50"], " convnext_atto, mobilevit_xxs resnet50 ") == [
-        "resnet50", "convnext_atto", "mobilevit_xxs"]
+        "resnet50",
+        "convnext_atto",
+        "mobilevit_xxs",
+    ]
     assert picked_models(["resnet50"], "") == ["resnet50"]
     service = Service(device="cpu")
     (run,) = service.analyze(sample_photo, ["convnext_atto"], "random")
@@ -187,10 +214,13 @@ def test_the_app_server_takes_a_typed_timm_name(server_url, sample_photo):
     assert {"conv", "pool", "msa", "mlp"} <= {b["kind"] for b in model["blocks"]}
     with pytest.raises(AppError, match="MobileNetV3 is in none of the supported families"):
         client.predict(handle_file(str(sample_photo)), ["mobilenetv3_small_100"], "random", api_name="/analyze")
-    with pytest.raises(AppError, match="eva_giant_patch14_224 has 1013 M parameters; this server loads models of up to 350 M"):
+    with pytest.raises(
+        AppError, match="eva_giant_patch14_224 has 1013 M parameters; this server loads models of up to 350 M"
+    ):
         client.predict(handle_file(str(sample_photo)), ["eva_giant_patch14_224"], "random", api_name="/analyze")
-    outputs = client.predict(handle_file(str(sample_photo)), [], "random", "inferno", 0.6, True, "convnext_atto",
-                             api_name="/run")
+    outputs = client.predict(
+        handle_file(str(sample_photo)), [], "random", "inferno", 0.6, True, "convnext_atto", api_name="/run"
+    )
     assert "Analyzed 1 model" in outputs[0]
 
 
@@ -212,6 +242,7 @@ def test_random_layer_scales_let_every_branch_change_the_feature_maps(photos):
     """ConvNeXt's layer scales start at 1e-6: without full_branches each random block passes its input on
     almost unchanged; with them the blocks change the feature-map variance by about as much as timm's
     small random init allows."""
+
     def variance_changes(model: LoadedModel) -> list[float]:
         blocks = engine.Analyzer(model).analyze(photos[:1]).blocks
         return [abs(b.variance / a.variance - 1) for a, b in zip(blocks, blocks[1:]) if b.kind == "conv"]

@@ -1,4 +1,5 @@
 """The page in a real headless Chromium: upload a photo, analyze, see every panel; screenshot."""
+
 from __future__ import annotations
 
 from pathlib import Path

@@ -1,5 +1,6 @@
 """The bundled CIFAR-10 checkpoints: each rebuilds its architecture from its sidecar alone, and its
 accuracy on the bundled test subset agrees with what its sidecar recorded at the end of training."""
+
 from __future__ import annotations
 
 import json
@@ -7,10 +8,9 @@ import json
 import pytest
 import torch
 
-from engine.registry import load_checkpoint
 from engine.models import CHECKPOINTS, checkpoint_stem
 from engine.placement import PAPER_DEPTHS, buildup_sequence
-from engine.registry import create_model
+from engine.registry import create_model, load_checkpoint
 from engine.train import evaluate, subset_split
 
 SIDECARS = sorted(CHECKPOINTS.glob("*.json"))

@@ -1,4 +1,5 @@
 """The CLI's JSON and errors, weights loading (offline pretrained, checkpoints) and lesions."""
+
 import json
 import os
 import subprocess
@@ -17,15 +18,33 @@ from tests.conftest import ROOT
 
 def run_cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "engine", *args], cwd=ROOT, capture_output=True, text=True, timeout=300,
+        [sys.executable, "-m", "engine", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
         env={**os.environ, **(env or {})},
     )
 
 
 def test_cli_writes_the_documented_json(photo_path, tmp_path):
     out = tmp_path / "out.json"
-    done = run_cli("analyze", str(photo_path), "--model", "resnet50", "--model", "vit_tiny_patch16_224",
-                   "--weights", "random", "--seed", "7", "--device", "cpu", "--json", str(out))
+    done = run_cli(
+        "analyze",
+        str(photo_path),
+        "--model",
+        "resnet50",
+        "--model",
+        "vit_tiny_patch16_224",
+        "--weights",
+        "random",
+        "--seed",
+        "7",
+        "--device",
+        "cpu",
+        "--json",
+        str(out),
+    )
     assert done.returncode == 0, done.stderr
     data = json.loads(out.read_text())
     assert data["device"] == "cpu"
@@ -45,19 +64,33 @@ def test_cli_writes_the_documented_json(photo_path, tmp_path):
 def test_the_cli_defaults_to_trained_weights_where_it_has_them_as_the_app_does(photo_path, tmp_path):
     env = {"HF_ENDPOINT": "http://127.0.0.1:9", "HF_HOME": str(tmp_path / "hf"), "HF_HUB_CACHE": str(tmp_path / "hf")}
     out = tmp_path / "out.json"
-    done = run_cli("analyze", str(photo_path), "--model", "vit_cifar", "--model", "vit_tiny_patch16_224",
-                   "--device", "cpu", "--json", str(out), env=env)  # offline, no --weights
+    done = run_cli(
+        "analyze",
+        str(photo_path),
+        "--model",
+        "vit_cifar",
+        "--model",
+        "vit_tiny_patch16_224",
+        "--device",
+        "cpu",
+        "--json",
+        str(out),
+        env=env,
+    )  # offline, no --weights
     assert done.returncode == 0, done.stderr
     cifar, tiny = json.loads(out.read_text())["models"]
     assert cifar["weights"].startswith("trained here") and not cifar["random_weights"]
     assert tiny["random_weights"] and "vit_tiny_patch16_224: no trained weights here" in done.stderr
 
 
-@pytest.mark.parametrize("args, words", [
-    (["--model", "nonesuch"], "unknown model 'nonesuch'"),
-    (["--model", "vit_smal_patch16_224"], "(did you mean vit_small_patch16_224"),
-    (["--model", "resnet50", "--weights", "missing.safetensors"], "does not exist"),
-])
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["--model", "nonesuch"], "unknown model 'nonesuch'"),
+        (["--model", "vit_smal_patch16_224"], "(did you mean vit_small_patch16_224"),
+        (["--model", "resnet50", "--weights", "missing.safetensors"], "does not exist"),
+    ],
+)
 def test_cli_errors_are_one_line_with_status_2(photo_path, args, words):
     done = run_cli("analyze", str(photo_path), *args)
     assert done.returncode == 2 and words in done.stderr and done.stderr.count("\n") == 1
@@ -140,8 +173,19 @@ def test_pretrained_weights_load_from_the_hub_cache_offline(photo_path, tmp_path
     outputs = []
     for weights_arg in ("pretrained", str(snapshot / "model.safetensors")):
         out = tmp_path / f"{len(outputs)}.json"
-        done = run_cli("analyze", str(photo_path), "--model", "pit_ti_224", "--weights", weights_arg,
-                       "--device", "cpu", "--json", str(out), env=env)
+        done = run_cli(
+            "analyze",
+            str(photo_path),
+            "--model",
+            "pit_ti_224",
+            "--weights",
+            weights_arg,
+            "--device",
+            "cpu",
+            "--json",
+            str(out),
+            env=env,
+        )
         assert done.returncode == 0, done.stderr
         outputs.append(json.loads(out.read_text())["models"][0])
     assert outputs[0]["weights"] == "pretrained (timm, ImageNet-1k)" and not outputs[0]["random_weights"]

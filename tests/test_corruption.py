@@ -1,4 +1,5 @@
 """Fig 12b's CIFAR-10-C corruptions against computations by hand, and CorruptionRobustness on a tiny model."""
+
 from __future__ import annotations
 
 import colorsys
@@ -14,11 +15,33 @@ import engine
 from engine.cifar_subset import balanced, subset
 from engine.corruption import CORRUPTIONS, CorruptionRobustness, corrupt
 
-RANDOM = {"gaussian_noise", "shot_noise", "impulse_noise", "speckle_noise", "glass_blur", "motion_blur", "snow",
-          "fog", "elastic_transform"}
+RANDOM = {
+    "gaussian_noise",
+    "shot_noise",
+    "impulse_noise",
+    "speckle_noise",
+    "glass_blur",
+    "motion_blur",
+    "snow",
+    "fog",
+    "elastic_transform",
+}
 # mean |corrupted - clean| grows with every severity step for these (on the images below, seed 0)
-MONOTONE = {"gaussian_noise", "shot_noise", "impulse_noise", "speckle_noise", "defocus_blur", "gaussian_blur",
-            "zoom_blur", "snow", "fog", "brightness", "contrast", "pixelate", "jpeg_compression"}
+MONOTONE = {
+    "gaussian_noise",
+    "shot_noise",
+    "impulse_noise",
+    "speckle_noise",
+    "defocus_blur",
+    "gaussian_blur",
+    "zoom_blur",
+    "snow",
+    "fog",
+    "brightness",
+    "contrast",
+    "pixelate",
+    "jpeg_compression",
+}
 
 
 @pytest.fixture(scope="module")
@@ -140,7 +163,9 @@ def test_bad_arguments_are_refused(images):
 
 
 def test_accuracies_match_a_manual_loop():
-    model = engine.create_model("alternet", weights="random", seed=2, device="cpu", width=4, depths=(1, 1, 1, 2), msa="s4:2")
+    model = engine.create_model(
+        "alternet", weights="random", seed=2, device="cpu", width=4, depths=(1, 1, 1, 2), msa="s4:2"
+    )
     images = subset()[0][balanced(20)]
     names, severities, seed = ["gaussian_noise", "fog", "contrast"], [1, 5], 3
 
@@ -151,7 +176,8 @@ def test_accuracies_match_a_manual_loop():
     labels = predict(images)  # the random model's own clean predictions, so corruptions change accuracy
     calls = []
     result = CorruptionRobustness(model, names, severities, seed=seed, batch_size=8).attribute(
-        images, labels.tolist(), progress=lambda done, total: calls.append((done, total)))
+        images, labels.tolist(), progress=lambda done, total: calls.append((done, total))
+    )
 
     assert result.clean_accuracy == 1.0 and result.images == 20
     assert calls == [(k, 6) for k in range(1, 7)]

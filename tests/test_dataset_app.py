@@ -1,5 +1,6 @@
 """Dataset curves in the app: a ZIP of images through the real Gradio server (API and browser) and the
 real Streamlit server, with limits that give readable errors while the server keeps serving."""
+
 from __future__ import annotations
 
 import io
@@ -50,15 +51,17 @@ def client(server_url: str) -> Client:
 
 
 def test_a_zip_gives_dataset_curves_equal_to_the_engines(client: Client, photos_zip: Path):
-    status, high_frequency, variance, *_ = client.predict(handle_file(str(photos_zip)), MODELS, "", "auto",
-                                                          api_name="/dataset_curves")
+    status, high_frequency, variance, *_ = client.predict(
+        handle_file(str(photos_zip)), MODELS, "", "auto", api_name="/dataset_curves"
+    )
     assert "5 images, 1 unreadable skipped" in status
     for model, trace_name in zip(MODELS, ("PreAct", "ViT")):
         loaded = engine.create_model(model, "pretrained", device="cpu")
         expected = DatasetCurves(loaded, batch_size=16).measure(photos_zip).model.blocks
         np.testing.assert_allclose(_trace_y(variance, trace_name), [b.variance for b in expected], rtol=1e-5)
-        np.testing.assert_allclose(_trace_y(high_frequency, trace_name), [b.high_freq for b in expected],
-                                   rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(
+            _trace_y(high_frequency, trace_name), [b.high_freq for b in expected], rtol=1e-5, atol=1e-6
+        )
 
 
 def _trace_y(plot: dict, name_part: str) -> list[float]:
@@ -83,8 +86,9 @@ def test_bad_zips_get_readable_errors_and_the_server_keeps_serving(client: Clien
         client.predict(handle_file(str(too_many)), MODELS[:1], "", "auto", api_name="/dataset_curves")
     with pytest.raises(AppError, match="not in the list of choices"):  # a path is never read
         client.predict(handle_file(str(photos_zip)), MODELS[:1], "", "/etc/passwd", api_name="/dataset_curves")
-    status, *_ = client.predict(handle_file(str(photos_zip)), MODELS[:1], "convnext_atto", "auto",
-                                api_name="/dataset_curves")  # a typed timm name joins the checked models
+    status, *_ = client.predict(
+        handle_file(str(photos_zip)), MODELS[:1], "convnext_atto", "auto", api_name="/dataset_curves"
+    )  # a typed timm name joins the checked models
     assert "PreAct ResNet-50 (CIFAR) · 5 images" in status and "convnext_atto · 5 images" in status
 
 

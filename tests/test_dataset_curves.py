@@ -1,5 +1,6 @@
 """Dataset curves: streamed from a folder or ZIP, averaged per batch as the notebooks do, and the same
 numbers from two torchrun processes (gloo) as from one."""
+
 from __future__ import annotations
 
 import json
@@ -125,8 +126,18 @@ def run_cli(*args: str, processes: int = 1) -> subprocess.CompletedProcess:
 
 def test_two_torchrun_processes_give_one_process_numbers(with_broken, tmp_path):
     """Nine files over two processes: the sampler pads one, which must not be counted."""
-    common = ["--data", str(with_broken), "--model", "preact_resnet", "--weights", "random", "--batch-size", "4",
-              "--workers", "0"]
+    common = [
+        "--data",
+        str(with_broken),
+        "--model",
+        "preact_resnet",
+        "--weights",
+        "random",
+        "--batch-size",
+        "4",
+        "--workers",
+        "0",
+    ]
     one = run_cli(*common, "--json", str(tmp_path / "one.json"))
     two = run_cli(*common, "--json", str(tmp_path / "two.json"), processes=2)
     assert one.returncode == 0, one.stderr
@@ -144,7 +155,18 @@ def test_two_torchrun_processes_give_one_process_numbers(with_broken, tmp_path):
 
 
 def test_cli_rejects_a_batch_that_does_not_split(folder):
-    done = run_cli("--data", str(folder), "--model", "preact_resnet", "--weights", "random",
-                   "--batch-size", "3", "--workers", "0", processes=2)
+    done = run_cli(
+        "--data",
+        str(folder),
+        "--model",
+        "preact_resnet",
+        "--weights",
+        "random",
+        "--batch-size",
+        "3",
+        "--workers",
+        "0",
+        processes=2,
+    )
     assert done.returncode != 0  # each process exits with 2; torchrun reports the failure as 1
     assert "batch size 3 must be a multiple of the 2 processes" in done.stderr

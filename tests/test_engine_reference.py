@@ -1,5 +1,6 @@
 """The engine's curves against an independent, sequential block-by-block computation (as the
 paper's notebooks do it), on seeded random weights."""
+
 import numpy as np
 import pytest
 import torch
@@ -88,12 +89,15 @@ def pit_latents(model, x):
     return latents
 
 
-@pytest.mark.parametrize("name, sequential", [
-    ("resnet50", resnet_latents),
-    ("vit_tiny_patch16_224", vit_latents),
-    ("swin_tiny_patch4_window7_224", swin_latents),
-    ("pit_ti_224", pit_latents),
-])
+@pytest.mark.parametrize(
+    "name, sequential",
+    [
+        ("resnet50", resnet_latents),
+        ("vit_tiny_patch16_224", vit_latents),
+        ("swin_tiny_patch4_window7_224", swin_latents),
+        ("pit_ti_224", pit_latents),
+    ],
+)
 def test_engine_matches_sequential_notebook(name, sequential, photos):
     model = engine.create_model(name, weights="random", seed=3, device="cpu")
     result = engine.Analyzer(model, batch_size=2).analyze(photos)
@@ -159,7 +163,10 @@ def test_swin_window_maps_match_explicit_windows(photos):
                     q, k, _ = attn.qkv(tokens).reshape(49, 3, attn.num_heads, -1).permute(1, 2, 0, 3)
                     logits = q @ k.transpose(-1, -2) * attn.scale + bias
                     if shift:  # tokens that wrapped around the border only see their own region
-                        region = lambda i: 0 if i < 56 - 7 else (1 if i < 56 - shift else 2)
+
+                        def region(i):
+                            return 0 if i < 56 - 7 else (1 if i < 56 - shift else 2)
+
                         ids = torch.tensor([region(top + r) * 3 + region(left + c) for r in range(7) for c in range(7)])
                         logits = logits.masked_fill(ids[:, None] != ids[None, :], -100.0)
                     received[:, top : top + 7, left : left + 7] = logits.softmax(-1).mean(-2).reshape(-1, 7, 7)

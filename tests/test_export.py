@@ -1,4 +1,5 @@
 """Exports for teaching: the pack from the command line, figure and pack downloads from both front ends."""
+
 from __future__ import annotations
 
 import csv
@@ -26,9 +27,22 @@ def pack(tmp_path_factory, sample_photo: Path) -> zipfile.ZipFile:
     out = tmp_path_factory.mktemp("pack") / "pack.zip"
     coffee = ROOT / "assets" / "samples" / "coffee.jpg"
     done = subprocess.run(
-        [sys.executable, "-m", "app.export", str(sample_photo), str(coffee), *[a for m in MODELS for a in ("--model", m)],
-         "--weights", "random", "--out", str(out)],
-        cwd=ROOT, capture_output=True, text=True, timeout=600,
+        [
+            sys.executable,
+            "-m",
+            "app.export",
+            str(sample_photo),
+            str(coffee),
+            *[a for m in MODELS for a in ("--model", m)],
+            "--weights",
+            "random",
+            "--out",
+            str(out),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
         env={"PATH": "/usr/bin:/bin", "HF_ENDPOINT": "http://127.0.0.1:9", "HOME": str(out.parent)},
     )
     assert done.returncode == 0, done.stderr
@@ -42,10 +56,17 @@ def test_the_handout_refers_only_to_files_inside_the_pack(pack: zipfile.ZipFile)
     links = re.findall(r"""(?:src|href)=['"]([^'"]+)['"]""", html)
     assert links and all(link in names for link in links), set(links) - names
     assert "Park &amp; Kim" in html and "ICLR 2022" in html and "Fig 9" in html
-    expected = {f"figures/{stem}.{fmt}" for stem in ("fig2a-resnet50", "fig2a-vit_tiny_patch16_224", "fig8-high-frequency",
-                                                   "fig9-variance") for fmt in ("png", "svg")}
-    expected |= {f"{kind}/{image}-{model}.png" for kind in ("inputs", "maps") for image in ("cat.jpg", "coffee.jpg")
-                 for model in MODELS}
+    expected = {
+        f"figures/{stem}.{fmt}"
+        for stem in ("fig2a-resnet50", "fig2a-vit_tiny_patch16_224", "fig8-high-frequency", "fig9-variance")
+        for fmt in ("png", "svg")
+    }
+    expected |= {
+        f"{kind}/{image}-{model}.png"
+        for kind in ("inputs", "maps")
+        for image in ("cat.jpg", "coffee.jpg")
+        for model in MODELS
+    }
     assert expected | {"analysis.json", "blocks.csv", "handout.html"} == names
 
 
@@ -87,4 +108,6 @@ def test_gradio_exports_a_figure_and_the_pack(server_url: str, sample_photo: Pat
     svg = client.predict("fig2a-resnet50", "svg", api_name="/export_figure")
     assert b"<svg" in Path(svg).read_bytes()[:400]
     with zipfile.ZipFile(client.predict(handle_file(str(sample_photo)), "inferno", api_name="/export_pack")) as archive:
-        assert {"handout.html", "blocks.csv", "figures/fig8-high-frequency.png", "maps/cat.jpg-resnet50.png"} <= set(archive.namelist())
+        assert {"handout.html", "blocks.csv", "figures/fig8-high-frequency.png", "maps/cat.jpg-resnet50.png"} <= set(
+            archive.namelist()
+        )

@@ -1,4 +1,5 @@
 """The real app server, driven through gradio_client: /analyze JSON, readable errors, live re-draws."""
+
 from __future__ import annotations
 
 import math
@@ -21,6 +22,7 @@ def client(server_url: str) -> Client:
 
 def huge_png(path: Path, width: int = 10_000, height: int = 10_000) -> Path:
     """A PNG whose header claims width x height pixels (100 megapixels), a few bytes long."""
+
     def chunk(kind: bytes, data: bytes) -> bytes:
         return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
 
@@ -104,11 +106,20 @@ def test_weights_over_the_network_are_a_mode_or_a_bundled_checkpoint_never_a_pat
     assert auto[0]["weights"] == model["weights"] and auto[1]["random_weights"]  # offline: bundled, else random
 
 
-def test_random_top5_reads_each_probability_and_a_new_analysis_clears_the_old_export(client: Client, sample_photo: Path):
+def test_random_top5_reads_each_probability_and_a_new_analysis_clears_the_old_export(
+    client: Client, sample_photo: Path
+):
     photo = handle_file(str(sample_photo))
     out = client.predict(photo, ["vit_tiny_patch16_224"], "random", "inferno", 0.6, True, api_name="/run")
-    (top5,) = [o["value"] for o in out if isinstance(o, dict) and isinstance(o.get("value"), dict) and "confidences" in o["value"]]
+    (top5,) = [
+        o["value"]
+        for o in out
+        if isinstance(o, dict) and isinstance(o.get("value"), dict) and "confidences" in o["value"]
+    ]
     labels = [c["label"] for c in top5["confidences"]]
     assert len(labels) == 5 and all(re.search(r" \(\d+\.\d\d%\)$", label) for label in labels)  # not five times "0%"
     assert client.predict(photo, "inferno", api_name="/export_pack")  # a pack of this analysis on offer ...
-    assert client.predict(photo, ["vit_tiny_patch16_224"], "random", "inferno", 0.6, True, api_name="/run")[-1]["value"] is None
+    assert (
+        client.predict(photo, ["vit_tiny_patch16_224"], "random", "inferno", 0.6, True, api_name="/run")[-1]["value"]
+        is None
+    )

@@ -1,6 +1,7 @@
 """Hessian spectra against independent computations: a hand-built loss whose eigenvalue of the largest
 magnitude is negative, the full Hessian (torch.autograd.functional.hessian, numpy eigh) of a tiny conv
 net, and ARPACK (scipy eigsh) on Hessian-vector products from torch.func (vjp of grad) of a tiny AlterNet."""
+
 from __future__ import annotations
 
 import math
@@ -35,7 +36,9 @@ def subset_batch(model: LoadedModel, count: int) -> tuple[torch.Tensor, list[int
 
 
 def nll_l2(module: nn.Module, params: dict[str, torch.Tensor], x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-    return F.cross_entropy(functional_call(module, params, (x,)), y) + WD / 2 * sum((p ** 2).sum() for p in params.values())
+    return F.cross_entropy(functional_call(module, params, (x,)), y) + WD / 2 * sum(
+        (p**2).sum() for p in params.values()
+    )
 
 
 def top_by_magnitude(values: np.ndarray, k: int) -> np.ndarray:
@@ -52,7 +55,7 @@ class Saddle(nn.Module):
         self.w = nn.Parameter(torch.zeros(len(c), dtype=torch.float64))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        z = (self.c * self.w ** 2).sum() / 2
+        z = (self.c * self.w**2).sum() / 2
         return torch.stack([z.expand(len(x)), torch.zeros(len(x), dtype=z.dtype)], 1)
 
 
@@ -60,7 +63,8 @@ def test_a_negative_eigenvalue_of_the_largest_magnitude_keeps_its_sign():
     model = loaded(Saddle([8.0, -2.0, 1.0]))  # Hessian of NLL + L2: diag(-4, 1, -0.5) + WD
     ticks = []
     result = HessianSpectrum(model, top_k=3, augmented=False, tol=1e-12, max_iter=500).attribute(
-        torch.zeros(16, 3, 32, 32), [0] * 16, progress=lambda done, total: ticks.append((done, total)))
+        torch.zeros(16, 3, 32, 32), [0] * 16, progress=lambda done, total: ticks.append((done, total))
+    )
     assert result.eigenvalues[0] == pytest.approx([-4 + WD, 1 + WD, -0.5 + WD], rel=1e-9)
     assert result.nll == pytest.approx([math.log(2)]) and result.loss == pytest.approx([math.log(2)])
     assert result.nep == pytest.approx(2 / 3) and result.ape == pytest.approx(1 + WD)
@@ -75,12 +79,17 @@ def test_a_negative_eigenvalue_of_the_largest_magnitude_keeps_its_sign():
 def test_minibatches_are_shuffled_crops_and_flips_padded_with_black():
     model = loaded(nn.Linear(1, 1))
     x, labels = subset_batch(model, 16)
-    (augmented, y), = HessianSpectrum(model, seed=3).minibatches(x, labels)
+    ((augmented, y),) = HessianSpectrum(model, seed=3).minibatches(x, labels)
     black = (-np.array(CIFAR10_MEAN) / np.array(CIFAR10_STD))[:, None, None]
     padded = np.stack([np.pad(image - black, ((0, 0), (4, 4), (4, 4))) + black for image in x.numpy()])
-    candidates = {(source, dy, dx, flip): crop[..., ::-1] if flip else crop
-                  for source in range(16) for dy in range(9) for dx in range(9) for flip in (0, 1)
-                  for crop in [padded[source, :, dy : dy + 32, dx : dx + 32]]}
+    candidates = {
+        (source, dy, dx, flip): crop[..., ::-1] if flip else crop
+        for source in range(16)
+        for dy in range(9)
+        for dx in range(9)
+        for flip in (0, 1)
+        for crop in [padded[source, :, dy : dy + 32, dx : dx + 32]]
+    }
     found = []
     for image, label in zip(augmented.numpy(), y.tolist()):
         match = [key for key, crop in candidates.items() if np.abs(crop - image).max() < 1e-5]
@@ -94,8 +103,14 @@ def tiny_conv_net() -> nn.Module:
     """Conv 3x3 (3->4), BN with running statistics, GELU, global average pooling, linear (4->10): 170 parameters."""
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(0)
-        net = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.BatchNorm2d(4), nn.GELU(), nn.AdaptiveAvgPool2d(1),
-                            nn.Flatten(), nn.Linear(4, 10)).double()
+        net = nn.Sequential(
+            nn.Conv2d(3, 4, 3, padding=1),
+            nn.BatchNorm2d(4),
+            nn.GELU(),
+            nn.AdaptiveAvgPool2d(1),
+            nn.Flatten(),
+            nn.Linear(4, 10),
+        ).double()
         for tensor in (net[1].weight, net[1].bias, net[1].running_mean):
             nn.init.uniform_(tensor.data, -1, 1)
         nn.init.uniform_(net[1].running_var, 0.5, 2)
@@ -109,7 +124,7 @@ def test_top_k_match_the_full_hessian_eigendecomposition():
     spectrum = HessianSpectrum(model, top_k=3, max_iter=2000, tol=1e-13)
     result = spectrum.attribute(x, labels)
     assert len(result.eigenvalues) == 1 and result.parameters == 170
-    (xb, yb), = spectrum.minibatches(x, labels)
+    ((xb, yb),) = spectrum.minibatches(x, labels)
     names = [name for name, _ in model.module.named_parameters()]
     shapes = [p.shape for p in model.module.parameters()]
 
@@ -128,11 +143,13 @@ def test_top_k_match_the_full_hessian_eigendecomposition():
 
 
 def test_alternet_top_eigenvalues_match_arpack():
-    model = engine.create_model("alternet", weights="random", seed=2, device="cpu", width=4, depths=(1, 1, 1, 2), msa="s4:2")
+    model = engine.create_model(
+        "alternet", weights="random", seed=2, device="cpu", width=4, depths=(1, 1, 1, 2), msa="s4:2"
+    )
     x, labels = subset_batch(model, 8)
     spectrum = HessianSpectrum(model, top_k=2, batch_size=8, max_iter=300, tol=1e-6)
     result = spectrum.attribute(x, labels)
-    (xb, yb), = spectrum.minibatches(x, labels)
+    ((xb, yb),) = spectrum.minibatches(x, labels)
     params = {name: p.detach() for name, p in model.module.named_parameters()}
     _, hessian_times = vjp(grad(lambda w: nll_l2(model.module, w, xb, yb)), params)  # symmetric: vjp = hvp
 

@@ -1,4 +1,5 @@
 """Any input becomes a correct RGB image; bad input gets a one-line ImageError naming the problem."""
+
 import io
 import struct
 import zlib
@@ -79,7 +80,11 @@ def test_bad_inputs_name_the_problem(data, words):
     photo = io.BytesIO()
     Image.fromarray(np.random.default_rng(0).integers(0, 255, (64, 64, 3), dtype=np.uint8)).save(photo, "JPEG")
     small = png_bytes(Image.new("RGB", (8, 8)))
-    data = {"truncated": photo.getvalue()[:600], "huge": with_size(small, 8000, 7000), "bomb": with_size(small, 100_000, 100_000)}.get(data, data)
+    data = {
+        "truncated": photo.getvalue()[:600],
+        "huge": with_size(small, 8000, 7000),
+        "bomb": with_size(small, 100_000, 100_000),
+    }.get(data, data)
     with pytest.raises(ImageError) as info:
         load_image(data)
     assert words in str(info.value) and "\n" not in str(info.value)

@@ -1,5 +1,6 @@
 """Loss landscapes against independent computations on a tiny AlterNet: filter norms of the directions,
 the centre against the loss computed directly, an off-centre point against a perturbed copy built by hand."""
+
 from __future__ import annotations
 
 import copy
@@ -22,7 +23,9 @@ pytestmark = pytest.mark.usefixtures("one_thread")
 
 @pytest.fixture(scope="module")
 def model():
-    return engine.create_model("alternet", weights="random", seed=2, device="cpu", width=4, depths=(1, 1, 1, 2), msa="s4:2")
+    return engine.create_model(
+        "alternet", weights="random", seed=2, device="cpu", width=4, depths=(1, 1, 1, 2), msa="s4:2"
+    )
 
 
 @pytest.fixture(scope="module")

@@ -1,5 +1,6 @@
 """The layout's rules, read from the source: the engine has no import cycle and no UI imports, and the
 tab logic and views import no front end."""
+
 from __future__ import annotations
 
 import ast
@@ -46,7 +47,7 @@ def cycle(edges: dict[str, set[str]]) -> list[str] | None:
         state[node] = 1
         for other in sorted(edges[node]):
             if state.get(other) == 1:
-                return trail[trail.index(other):] + [other]
+                return trail[trail.index(other) :] + [other]
             if other not in state and (found := visit(other, [*trail, other])):
                 return found
         state[node] = 2

@@ -1,5 +1,6 @@
 """LesionAccuracy (Fig 10b) against an independent computation on a tiny random AlterNet: each unit's
 branch replaced by hand, in a copy of the model, with a module that returns zeros."""
+
 from __future__ import annotations
 
 import copy
@@ -14,14 +15,15 @@ from engine.cifar_subset import subset
 from engine.errors import EngineError
 from engine.lesion import LesionAccuracy
 
-
 pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 @pytest.fixture(scope="module")
 def model():
     # blocks: stem, s1.0 conv, s2.0 pool, s3.0 pool, s3.1 msa, s4.0 pool, s4.1 msa
-    return engine.create_model("alternet", weights="random", seed=3, device="cpu", width=4, depths=(1, 1, 2, 2), msa="s3:2,s4:2")
+    return engine.create_model(
+        "alternet", weights="random", seed=3, device="cpu", width=4, depths=(1, 1, 2, 2), msa="s3:2,s4:2"
+    )
 
 
 @pytest.fixture(scope="module")
@@ -57,9 +59,15 @@ def test_every_unit_matches_a_hand_built_lesion_and_hooks_are_removed(model, dat
     ticks, passes = [], model.forward_passes
     result = LesionAccuracy(model, batch_size=7).attribute(images, labels, progress=lambda d, t: ticks.append((d, t)))
     specs = model.spec.blocks(model.module)
-    assert [(u.index, u.name, u.kind) for u in result.units] == [(1, specs[1].name, "conv"), (4, specs[4].name, "msa"), (6, specs[6].name, "msa")]
+    assert [(u.index, u.name, u.kind) for u in result.units] == [
+        (1, specs[1].name, "conv"),
+        (4, specs[4].name, "msa"),
+        (6, specs[6].name, "msa"),
+    ]
     assert [u.normalized_depth for u in result.units] == [1 / 6, 4 / 6, 1.0]
-    assert ticks == [(i, 4) for i in range(1, 5)] and model.forward_passes - passes == 4 * 3  # 20 images in batches of 7
+    assert (
+        ticks == [(i, 4) for i in range(1, 5)] and model.forward_passes - passes == 4 * 3
+    )  # 20 images in batches of 7
     assert result.images == 20 and result.model == "alternet"
     clean = by_hand(model, None, x, labels)
     assert result.clean_accuracy == clean[0] and result.clean_nll == pytest.approx(clean[1], rel=1e-5)
@@ -89,13 +97,16 @@ def test_preprocessed_batch_and_agreement_labels_give_real_drops(model, data):
     assert payload["units"][1]["drop"] == result.units[1].drop
 
 
-@pytest.mark.parametrize("images, labels, message", [
-    ([], [], "at least one labelled image"),
-    (torch.zeros(3, 32, 32), [0], r"shape \(B, 3, H, W\), not \(3, 32, 32\)"),
-    (torch.zeros(2, 3, 32, 32), [0], "2 images but 1 labels"),
-    (torch.zeros(2, 3, 32, 32), [0, 10], "label 10 is out of range: alternet has 10 classes"),
-    (torch.zeros(2, 3, 32, 32), [0, -1], "label -1 is out of range"),
-])
+@pytest.mark.parametrize(
+    "images, labels, message",
+    [
+        ([], [], "at least one labelled image"),
+        (torch.zeros(3, 32, 32), [0], r"shape \(B, 3, H, W\), not \(3, 32, 32\)"),
+        (torch.zeros(2, 3, 32, 32), [0], "2 images but 1 labels"),
+        (torch.zeros(2, 3, 32, 32), [0, 10], "label 10 is out of range: alternet has 10 classes"),
+        (torch.zeros(2, 3, 32, 32), [0, -1], "label -1 is out of range"),
+    ],
+)
 def test_bad_input_is_named(model, images, labels, message):
     with pytest.raises(EngineError, match=message):
         LesionAccuracy(model).attribute(images, labels)

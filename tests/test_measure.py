@@ -1,4 +1,5 @@
 """Analytic checks of the measurements, and every model's block split."""
+
 import math
 
 import numpy as np
@@ -101,7 +102,9 @@ def test_batches_are_averaged_as_the_paper_does(photos):
     single = [engine.Analyzer(model).analyze([p]) for p in photos[:2]]
     for i, block in enumerate(both.blocks):
         np.testing.assert_allclose(block.variance, np.mean([s.blocks[i].variance for s in single]), rtol=1e-5)
-        np.testing.assert_allclose(block.fourier, np.mean([s.blocks[i].fourier for s in single], axis=0), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(
+            block.fourier, np.mean([s.blocks[i].fourier for s in single], axis=0), rtol=1e-5, atol=1e-6
+        )
 
 
 @pytest.mark.parametrize("h, w", [(7, 7), (8, 8), (14, 14), (27, 27), (6, 9), (9, 6), (7, 10), (70, 70), (65, 80)])
@@ -122,7 +125,9 @@ def test_diagonal_spectrum_equals_the_rolled_full_fft_diagonal(h, w):
 
 def notebook_curve(x: np.ndarray) -> np.ndarray:
     """MEASUREMENTS.md section 3 in float64 numpy, for a square (B, C, N, N) latent."""
-    amplitude = np.fft.fftshift(np.log(np.abs(np.fft.fft2(x.astype(np.float64))) + 1e-6), axes=(-2, -1)).mean(axis=(0, 1))
+    amplitude = np.fft.fftshift(np.log(np.abs(np.fft.fft2(x.astype(np.float64))) + 1e-6), axes=(-2, -1)).mean(
+        axis=(0, 1)
+    )
     n = amplitude.shape[0]
     curve = np.array([amplitude[i, i] for i in range(n // 2, n)])
     return curve - curve[0]

@@ -1,5 +1,6 @@
 """The paper's other analyses end to end: the stored results and how they were made, the CLI subcommands,
 the Paper figures tab over the real Gradio server and in Chromium, and in Streamlit."""
+
 from __future__ import annotations
 
 import json
@@ -53,8 +54,20 @@ def test_a_stored_result_is_what_the_engine_computes_now():
 
 def test_cli_subcommand_prints_each_model_and_merges_into_the_json(tmp_path: Path):
     out = tmp_path / "figures.json"
-    command = [sys.executable, "-m", "engine", "noise", "--model", "step0", "--model", "vit", "--images", "20",
-               "--json", str(out)]
+    command = [
+        sys.executable,
+        "-m",
+        "engine",
+        "noise",
+        "--model",
+        "step0",
+        "--model",
+        "vit",
+        "--images",
+        "20",
+        "--json",
+        str(out),
+    ]
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
     assert "Fig 2b noise, ResNet (step 0): clean accuracy" in done.stdout and "Fig 2b noise, ViT:" in done.stdout

@@ -1,6 +1,7 @@
 """app.views.paper_plots draws the engine results' JSON: each figure's data are the result's numbers, and every
 figure renders to JSON. The results come from the engine on tiny random-weight models (lesion and trajectory
 dicts written by hand in their documented shape)."""
+
 from __future__ import annotations
 
 import json
@@ -11,17 +12,17 @@ import pytest
 import torch
 
 import engine
+from app.paper_findings import along_d1
 from app.views import paper_plots
 from engine.cifar_subset import balanced, subset
 from engine.corruption import CorruptionRobustness
 from engine.hessian import HessianSpectrum, as_batch
-from app.paper_findings import along_d1
 from engine.landscape import LossLandscape
-from tests.test_hessian import Saddle
-from engine.robustness import FrequencyNoise
-from engine.similarity import FeatureSimilarity
 from engine.models import cifar_transform
 from engine.registry import LoadedModel
+from engine.robustness import FrequencyNoise
+from engine.similarity import FeatureSimilarity
+from tests.test_hessian import Saddle
 
 ALTERNET = {"width": 4, "depths": (1, 1, 1, 2), "msa": "s4:2"}
 TINY_VIT = {"patch_size": 8, "embed_dim": 16, "depth": 2, "num_heads": 2}
@@ -32,8 +33,10 @@ pytestmark = pytest.mark.usefixtures("one_thread")
 
 @pytest.fixture(scope="module")
 def models() -> dict[str, engine.LoadedModel]:
-    return {"AlterNet": engine.create_model("alternet", weights="random", seed=2, device="cpu", **ALTERNET),
-            "ViT": engine.create_model("vit_cifar", weights="random", seed=1, device="cpu", **TINY_VIT)}
+    return {
+        "AlterNet": engine.create_model("alternet", weights="random", seed=2, device="cpu", **ALTERNET),
+        "ViT": engine.create_model("vit_cifar", weights="random", seed=1, device="cpu", **TINY_VIT),
+    }
 
 
 @pytest.fixture(scope="module")
@@ -85,19 +88,25 @@ def test_similarity_heat_map_is_the_cka_with_bold_msa_ticks(models, data):
     assert fig.layout.yaxis.autorange == "reversed" and fig.layout.yaxis.scaleanchor == "x"
 
 
-LESION = {"clean_accuracy": 0.9, "units": [  # block 2 (subsampling) cannot be switched off, so is not listed
-    {"index": 1, "name": "stage1.0", "kind": "conv", "normalized_depth": 0.2, "accuracy": 0.8, "drop": 0.1},
-    {"index": 3, "name": "stage2.0", "kind": "conv", "normalized_depth": 0.6, "accuracy": 0.85, "drop": 0.05},
-    {"index": 4, "name": "stage2.1", "kind": "conv", "normalized_depth": 0.8, "accuracy": 0.9, "drop": 0.0},
-    {"index": 5, "name": "stage2.msa", "kind": "msa", "normalized_depth": 1.0, "accuracy": 0.3, "drop": 0.6},
-]}
+LESION = {
+    "clean_accuracy": 0.9,
+    "units": [  # block 2 (subsampling) cannot be switched off, so is not listed
+        {"index": 1, "name": "stage1.0", "kind": "conv", "normalized_depth": 0.2, "accuracy": 0.8, "drop": 0.1},
+        {"index": 3, "name": "stage2.0", "kind": "conv", "normalized_depth": 0.6, "accuracy": 0.85, "drop": 0.05},
+        {"index": 4, "name": "stage2.1", "kind": "conv", "normalized_depth": 0.8, "accuracy": 0.9, "drop": 0.0},
+        {"index": 5, "name": "stage2.msa", "kind": "msa", "normalized_depth": 1.0, "accuracy": 0.3, "drop": 0.6},
+    ],
+}
 
 
 def test_lesion_lines_are_the_drops_with_msa_and_subsampling_shaded():
-    other = {"clean_accuracy": 0.5, "units": [
-        {"index": 1, "name": "block1.msa", "kind": "msa", "normalized_depth": 0.5, "accuracy": 0.55, "drop": -0.05},
-        {"index": 2, "name": "block1.mlp", "kind": "mlp", "normalized_depth": 1.0, "accuracy": 0.2, "drop": 0.3},
-    ]}
+    other = {
+        "clean_accuracy": 0.5,
+        "units": [
+            {"index": 1, "name": "block1.msa", "kind": "msa", "normalized_depth": 0.5, "accuracy": 0.55, "drop": -0.05},
+            {"index": 2, "name": "block1.mlp", "kind": "mlp", "normalized_depth": 1.0, "accuracy": 0.2, "drop": 0.3},
+        ],
+    }
     fig = paper_plots.lesion_figure({"ResNet-ish": LESION, "ViT-ish": other})
     rendered(fig)
     lines = [t for t in fig.data if t.mode == "lines+markers"]
@@ -122,7 +131,7 @@ def test_lesion_figure_of_an_engine_result(models, data):
     result = LesionAccuracy(models["AlterNet"]).attribute(x, labels).to_json()
     fig = paper_plots.lesion_figure({"AlterNet": result})
     rendered(fig)
-    line, = (t for t in fig.data if t.mode == "lines+markers")
+    (line,) = (t for t in fig.data if t.mode == "lines+markers")
     assert list(line.x) == [u["normalized_depth"] for u in result["units"]]
     assert list(line.y) == pytest.approx([100 * u["drop"] for u in result["units"]])
     blue = next(t for t in fig.data if t.fillcolor == paper_plots.SHADES["pool"][0])
@@ -131,10 +140,14 @@ def test_lesion_figure_of_an_engine_result(models, data):
 
 def test_hessian_histograms_are_the_eigenvalues_negative_ones_included(models, data):
     _, x, labels = data
-    saddle = LoadedModel(engine.get_spec("alternet"), Saddle([8.0, -2.0, 1.0]).eval(), "saddle",
-                         torch.device("cpu"), cifar_transform())
-    flat = HessianSpectrum(saddle, top_k=3, augmented=False, max_iter=50).attribute(
-        torch.zeros(16, 3, 32, 32), [0] * 16).to_json()
+    saddle = LoadedModel(
+        engine.get_spec("alternet"), Saddle([8.0, -2.0, 1.0]).eval(), "saddle", torch.device("cpu"), cifar_transform()
+    )
+    flat = (
+        HessianSpectrum(saddle, top_k=3, augmented=False, max_iter=50)
+        .attribute(torch.zeros(16, 3, 32, 32), [0] * 16)
+        .to_json()
+    )
     spectrum = HessianSpectrum(models["AlterNet"], top_k=2, batch_size=4, batches=2, max_iter=8)
     tiny = spectrum.attribute(x, labels).to_json()
     fig = paper_plots.hessian_figure({"Saddle": flat, "AlterNet": tiny})
@@ -152,8 +165,13 @@ def test_hessian_histograms_are_the_eigenvalues_negative_ones_included(models, d
 
 def test_landscape_lines_and_contours_are_the_loss(models, data):
     _, x, labels = data
-    one, two = ({name: LossLandscape(m, dims=dims, points=3, seed=1).attribute(x, labels).to_json()
-                 for name, m in models.items()} for dims in (1, 2))
+    one, two = (
+        {
+            name: LossLandscape(m, dims=dims, points=3, seed=1).attribute(x, labels).to_json()
+            for name, m in models.items()
+        }
+        for dims in (1, 2)
+    )
     lines = paper_plots.landscape_figure(one)
     rendered(lines)
     for trace, result in zip(lines.data, one.values()):
@@ -166,8 +184,9 @@ def test_landscape_lines_and_contours_are_the_loss(models, data):
         np.testing.assert_allclose(trace.z, np.log10(result["loss"]))
         assert [list(row) for row in trace.customdata] == result["loss"] and list(trace.y) == result["y"]
     every = [v for result in two.values() for row in result["loss"] for v in row]
-    np.testing.assert_allclose([out["layout"]["coloraxis"]["cmin"], out["layout"]["coloraxis"]["cmax"]],
-                               np.log10([min(every), max(every)]))
+    np.testing.assert_allclose(
+        [out["layout"]["coloraxis"]["cmin"], out["layout"]["coloraxis"]["cmax"]], np.log10([min(every), max(every)])
+    )
     with pytest.raises(ValueError):
         paper_plots.landscape_figure({"1-D": one["ViT"], "2-D": two["ViT"]})
 
@@ -188,8 +207,9 @@ def test_corruption_scatter_severity_lines_and_detail_bars(models, data):
     for name, m in models.items():
         with torch.no_grad():  # each random model's own clean predictions, so corruptions change accuracy
             labels = m.module(torch.stack([m.transform(image) for image in map(engine.load_image, images)])).argmax(-1)
-        results[name] = CorruptionRobustness(m, ["gaussian_noise", "contrast"], [1, 5]).attribute(
-            images, labels.tolist()).to_json()
+        results[name] = (
+            CorruptionRobustness(m, ["gaussian_noise", "contrast"], [1, 5]).attribute(images, labels.tolist()).to_json()
+        )
     fig = paper_plots.corruption_figure(results)
     rendered(fig)
     points = [t for t in fig.data if t.mode == "markers+text"]
@@ -198,8 +218,9 @@ def test_corruption_scatter_severity_lines_and_detail_bars(models, data):
         assert point.x[0] == pytest.approx(100 * result["clean_accuracy"])
         assert point.y[0] == pytest.approx(100 * result["mean_accuracy"])
         assert list(line.x) == [0, 1, 5]
-        assert list(line.y) == pytest.approx([100 * result["clean_accuracy"]] +
-                                             [100 * a for a in result["accuracy_by_severity"]])
+        assert list(line.y) == pytest.approx(
+            [100 * result["clean_accuracy"]] + [100 * a for a in result["accuracy_by_severity"]]
+        )
     detail = paper_plots.corruption_detail_figure(results["ViT"], "ViT")
     rendered(detail)
     bars = detail.data[0]
@@ -209,8 +230,10 @@ def test_corruption_scatter_severity_lines_and_detail_bars(models, data):
 
 
 def test_trajectory_is_polar_with_the_epochs_in_the_hover():
-    trajectories = {"ViT": {"epochs": [0, 10, 20], "r": [1.0, 0.5, 0.0], "theta_deg": [0.0, 30.0, 45.0]},
-                    "ResNet": {"epochs": [0, 10, 20], "r": [1.0, 0.7, 0.1], "theta_deg": [0.0, 60.0, 80.0]}}
+    trajectories = {
+        "ViT": {"epochs": [0, 10, 20], "r": [1.0, 0.5, 0.0], "theta_deg": [0.0, 30.0, 45.0]},
+        "ResNet": {"epochs": [0, 10, 20], "r": [1.0, 0.7, 0.1], "theta_deg": [0.0, 60.0, 80.0]},
+    }
     fig = paper_plots.trajectory_figure(trajectories)
     rendered(fig)
     assert [t.type for t in fig.data] == ["scatterpolar", "scatterpolar"]

@@ -1,4 +1,5 @@
 """Fig 2b's frequency-based noise against an independent numpy computation on a tiny model."""
+
 from __future__ import annotations
 
 from fractions import Fraction
@@ -39,7 +40,9 @@ def test_band_noise_lives_in_its_band_with_the_same_rms():
 
 
 def test_accuracy_and_agreement_match_a_manual_computation():
-    model = engine.create_model("alternet", weights="random", seed=2, device="cpu", width=4, depths=(1, 1, 1, 2), msa="s4:2")
+    model = engine.create_model(
+        "alternet", weights="random", seed=2, device="cpu", width=4, depths=(1, 1, 1, 2), msa="s4:2"
+    )
     x = torch.randn(6, 3, 32, 32, generator=torch.Generator().manual_seed(0))
     labels = [0, 1, 2, 3, 4, 5]
     result = FrequencyNoise(model, rms=2.0, bands=3, seed=7).attribute(x, labels)

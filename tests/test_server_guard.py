@@ -1,6 +1,7 @@
 """The server probed over raw HTTP as an attacker would: server paths in every input form and handler,
 ZIP bombs and broken members, the pixel budget, one visitor filling the queue, a client that hangs up,
 hostile model names; plus the upload sweeper and the model cache's byte bound."""
+
 from __future__ import annotations
 
 import contextlib
@@ -28,10 +29,20 @@ from app.guard import Uploads
 from app.service import Service
 from tests.conftest import ROOT, Server
 
-SERVER_PATHS = [str(ROOT / "docs" / "screenshot.jpg"), "docs/screenshot.jpg", "/nope/missing.jpg", "/etc/passwd",
-                "/tmp/gradio", "/tmp/gradio/../../etc/passwd", "http://127.0.0.1:9/x.jpg", str(ROOT)]
-FORMS = {"path only": lambda p: {"path": p},
-         "file data": lambda p: {"path": p, "meta": {"_type": "gradio.FileData"}, "orig_name": "x.jpg"}}
+SERVER_PATHS = [
+    str(ROOT / "docs" / "screenshot.jpg"),
+    "docs/screenshot.jpg",
+    "/nope/missing.jpg",
+    "/etc/passwd",
+    "/tmp/gradio",
+    "/tmp/gradio/../../etc/passwd",
+    "http://127.0.0.1:9/x.jpg",
+    str(ROOT),
+]
+FORMS = {
+    "path only": lambda p: {"path": p},
+    "file data": lambda p: {"path": p, "meta": {"_type": "gradio.FileData"}, "orig_name": "x.jpg"},
+}
 HANDLERS = {  # api name -> its inputs around the file
     "analyze": lambda f: [f, ["resnet50"], "random"],
     "run": lambda f: [f, ["resnet50"], "random", "inferno", 0.6, True, ""],
@@ -48,11 +59,14 @@ def png_bytes(seed: int, size: tuple[int, int] = (64, 64)) -> bytes:
 
 def header_only_png(width: int, height: int) -> bytes:
     """A PNG whose header claims width x height pixels, a few bytes long."""
+
     def chunk(kind: bytes, data: bytes) -> bytes:
         return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
 
     header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(b"\0" * 16)) + chunk(b"IEND", b"")
+    return (
+        b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(b"\0" * 16)) + chunk(b"IEND", b"")
+    )
 
 
 def call(url: str, api: str, data: list) -> tuple[int, str]:
@@ -106,14 +120,18 @@ def test_server_paths_are_refused_alike_in_every_form_and_handler(server: Server
     assert len(answers) == 1, answers  # one answer, whatever the path is or whether it exists
     (answer,) = answers
     assert "uploaded to this server" in answer and not any(p in answer for p in SERVER_PATHS)
-    plain = {call(server.url, "analyze", HANDLERS["analyze"](path))[1]["error"] for path in SERVER_PATHS}  # bare strings
+    plain = {
+        call(server.url, "analyze", HANDLERS["analyze"](path))[1]["error"] for path in SERVER_PATHS
+    }  # bare strings
     assert plain == answers
     assert Client(server.url, verbose=False).predict(api_name="/forward_passes") == passes  # nothing ran
     assert tracebacks(server) == before and "refused" in server.log.read_text()
 
 
 def test_a_sample_photo_and_an_upload_are_still_analyzed(server: Server, sample_photo: Path):
-    status, out = call(server.url, "analyze", [upload(server.url, "cat.jpg", sample_photo.read_bytes()), ["vit_cifar"], "random"])
+    status, out = call(
+        server.url, "analyze", [upload(server.url, "cat.jpg", sample_photo.read_bytes()), ["vit_cifar"], "random"]
+    )
     assert status == 200 and out[0]["models"][0]["name"] == "vit_cifar"
     status, out = call(server.url, "analyze", [{"path": str(sample_photo)}, "vit_cifar", "random"])  # a bundled sample
     assert status == 200 and len(out[0]["models"]) == 1  # and a lone model name is one name, not letters
@@ -124,18 +142,23 @@ def rss_mb(pid: int) -> float:
     return int(fields["VmRSS"].split()[0]) / 1024
 
 
-def patch_member(archive: bytes, name: str, *, flags: int | None = None, method: int | None = None,
-                 flip_data_byte: bool = False) -> bytes:
+def patch_member(
+    archive: bytes, name: str, *, flags: int | None = None, method: int | None = None, flip_data_byte: bool = False
+) -> bytes:
     """`archive` with member `name`'s flag bits or compression method changed in its local and central
     headers, or one byte of its data flipped (a bad CRC)."""
     data, encoded = bytearray(archive), name.encode()
     for signature, name_at, flags_at in ((b"PK\x03\x04", 30, 6), (b"PK\x01\x02", 46, 8)):
         start = 0
         while (start := data.find(signature, start)) >= 0:
-            length = struct.unpack_from("<H", data, start + name_at - 4 if signature == b"PK\x03\x04" else start + 28)[0]
+            length = struct.unpack_from("<H", data, start + name_at - 4 if signature == b"PK\x03\x04" else start + 28)[
+                0
+            ]
             if bytes(data[start + name_at : start + name_at + length]) == encoded:
                 if flags is not None:
-                    struct.pack_into("<H", data, start + flags_at, struct.unpack_from("<H", data, start + flags_at)[0] | flags)
+                    struct.pack_into(
+                        "<H", data, start + flags_at, struct.unpack_from("<H", data, start + flags_at)[0] | flags
+                    )
                 if method is not None:
                     struct.pack_into("<H", data, start + flags_at + 2, method)
                 if flip_data_byte and signature == b"PK\x03\x04":
@@ -195,7 +218,9 @@ def test_the_pixel_budget_refuses_a_zip_of_huge_images_before_decoding(server: S
         for i in range(20):
             archive.writestr(f"{i}.png", header_only_png(7000, 7000))  # 49 megapixels each, a few bytes
     started = time.monotonic()
-    status, out = call(server.url, "dataset_curves", [upload(server.url, "huge.zip", buffer.getvalue()), ["preact_resnet"], "", "auto"])
+    status, out = call(
+        server.url, "dataset_curves", [upload(server.url, "huge.zip", buffer.getvalue()), ["preact_resnet"], "", "auto"]
+    )
     assert status == 200 and "980 megapixels in all" in out["error"] and "at most 200" in out["error"]
     assert time.monotonic() - started < 30
 
@@ -234,7 +259,9 @@ def long_request(server: Server, session: str) -> Iterator[None]:
     inputs = HANDLERS["dataset_curves"](upload(server.url, "many.zip", buffer.getvalue()))
     inputs[1] = ["resnet50"]
     assert join(server.url, "dataset_curves", inputs, session).status_code == 200
-    with httpx.stream("GET", f"{server.url}/gradio_api/queue/data", params={"session_hash": session}, timeout=120) as stream:
+    with httpx.stream(
+        "GET", f"{server.url}/gradio_api/queue/data", params={"session_hash": session}, timeout=120
+    ) as stream:
         for line in stream.iter_lines():
             if '"progress"' in line and "of 320 images" in line:
                 break
@@ -288,8 +315,10 @@ def test_an_upload_dropped_half_way_leaves_a_file_the_sweeper_removes(server: Se
     host, port = server.url.removeprefix("http://").split(":")
     with socket.create_connection((host, int(port))) as connection:
         part = b'--B\r\nContent-Disposition: form-data; name="files"; filename="big.jpg"\r\n\r\n'
-        connection.sendall(b"POST /gradio_api/upload HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=B\r\n"
-                           b"Content-Length: 20000000\r\n\r\n" + part + bytes(3_000_000))
+        connection.sendall(
+            b"POST /gradio_api/upload HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=B\r\n"
+            b"Content-Length: 20000000\r\n\r\n" + part + bytes(3_000_000)
+        )
         time.sleep(1)
     time.sleep(1)
     (dropped,) = [path for path in set(folder.glob("tmp*")) - before if path.stat().st_size >= 1_000_000]

@@ -1,5 +1,6 @@
 """Fig 10a's minibatch CKA against an independent computation: HSIC as a U-statistic over 4-tuples of
 distinct images, on latents taken by running a tiny ViT's blocks by hand."""
+
 from __future__ import annotations
 
 from itertools import permutations
@@ -19,7 +20,10 @@ def hsic_u_statistic(x: np.ndarray, y: np.ndarray) -> float:
     """Unbiased HSIC with linear kernels as the U-statistic of Song et al. (2012): the mean over ordered
     4-tuples of distinct samples (i, j, q, r) of k_ij l_ij + k_ij l_qr - 2 k_ij l_iq."""
     k, l_ = x @ x.T, y @ y.T
-    terms = [k[i, j] * l_[i, j] + k[i, j] * l_[q, r] - 2 * k[i, j] * l_[i, q] for i, j, q, r in permutations(range(len(x)), 4)]
+    terms = [
+        k[i, j] * l_[i, j] + k[i, j] * l_[q, r] - 2 * k[i, j] * l_[i, q]
+        for i, j, q, r in permutations(range(len(x)), 4)
+    ]
     return float(np.mean(terms))
 
 

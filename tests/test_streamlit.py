@@ -1,10 +1,11 @@
 """The Streamlit front end: its interactions with Streamlit's AppTest, and the real server in Chromium."""
+
 from __future__ import annotations
 
 import os
 import subprocess
-import zipfile
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -88,8 +89,19 @@ def streamlit_url(output_dir: Path):
     port = free_port()
     log = output_dir / "streamlit.log"
     env = {**os.environ, "HF_ENDPOINT": "http://127.0.0.1:9", "HF_HUB_CACHE": str(output_dir / "hub-cache")}
-    command = [sys.executable, "-m", "streamlit", "run", SCRIPT, "--server.port", str(port), "--server.headless",
-               "true", "--server.address", "127.0.0.1"]  # the rest from .streamlit/config.toml, as scripts/run.sh
+    command = [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        SCRIPT,
+        "--server.port",
+        str(port),
+        "--server.headless",
+        "true",
+        "--server.address",
+        "127.0.0.1",
+    ]  # the rest from .streamlit/config.toml, as scripts/run.sh
     with log.open("w") as out:
         process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
     try:
@@ -137,8 +149,10 @@ def test_dataset_curves_of_a_zip_in_the_browser(page, streamlit_url: str, tmp_pa
     summary = expander.inner_text()
     assert "ResNet-50 · 5 images, 2 unreadable skipped" in summary and "locked.png" in summary, summary
     assert "Traceback" not in page.locator("body").inner_text()
-    page.wait_for_function("() => document.querySelectorAll('[data-testid=stExpander] .js-plotly-plot').length >= 4",
-                           timeout=TIMEOUT_S * 1000)
+    page.wait_for_function(
+        "() => document.querySelectorAll('[data-testid=stExpander] .js-plotly-plot').length >= 4",
+        timeout=TIMEOUT_S * 1000,
+    )
     expander.screenshot(path=str(output_dir / "streamlit-dataset.png"))
 
 
@@ -148,8 +162,9 @@ def test_figure_export_gives_a_titled_png_for_download():
     at.button(key="prepare_figure").click().run()
     exported = at.session_state["exported"]
     assert exported.filename == "fig8-high-frequency.png" and not at.exception
-    from PIL import Image
     import io
+
+    from PIL import Image
 
     assert Image.open(io.BytesIO(exported.data)).size == (2400, 1400)
     assert at.get("download_button")  # the download is offered

@@ -1,5 +1,6 @@
 """Each tab's logic (app.tabs) driven with no front end: plain inputs in, plain data out, Problems for
 bad input; the numbers shown are the engine's own."""
+
 from __future__ import annotations
 
 import io

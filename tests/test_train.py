@@ -1,4 +1,5 @@
 """The trainer on a small synthetic ImageFolder, checkpoints, resuming, and strict loading."""
+
 import json
 import math
 
@@ -8,12 +9,10 @@ import torch
 from PIL import Image
 
 from engine import checkpoint as ckpt
-from engine.registry import load_checkpoint
-from engine.errors import CheckpointError
 from engine import models
+from engine.errors import CheckpointError, EngineError
 from engine.models import build_alternet
-from engine.registry import create_model
-from engine.errors import EngineError
+from engine.registry import create_model, load_checkpoint
 from engine.train import crop_flip, lr_at, main, resolve_precision
 
 TINY = ["--model", "alternet", "--width", "4", "--depths", "1,1,2,2", "--msa", "s3:2,s4:2", "--batch-size", "16"]
@@ -31,7 +30,7 @@ def folder(tmp_path_factory):
             for i in range(count):
                 pixels = rng.integers(0, 80, (32, 32, 3))
                 pixels[:, :, 2 * label] += 150
-                pixels[::4 if label else 1, :: 1 if label else 4] += 25
+                pixels[:: 4 if label else 1, :: 1 if label else 4] += 25
                 Image.fromarray(pixels.clip(0, 255).astype(np.uint8)).save(root / split / name / f"{i:03d}.png")
     return root
 
@@ -124,8 +123,22 @@ def test_a_time_budget_ends_the_run_on_time_mid_epoch(folder, tmp_path):
 
 def test_bf16_training_on_the_cpu_runs_and_is_recorded(folder, tmp_path):
     out = tmp_path / "bf16"
-    main([*TINY, *QUICK, "--data", str(folder), "--epochs", "1", "--limit-train", "32", "--precision", "bf16",
-          "--out", str(out)])
+    main(
+        [
+            *TINY,
+            *QUICK,
+            "--data",
+            str(folder),
+            "--epochs",
+            "1",
+            "--limit-train",
+            "32",
+            "--precision",
+            "bf16",
+            "--out",
+            str(out),
+        ]
+    )
     assert json.loads(out.with_suffix(".json").read_text())["precision"] == "bf16"
     with pytest.raises(EngineError, match="precision must be auto, bf16 or fp32"):
         resolve_precision("fp8", torch.device("cpu"))
@@ -133,10 +146,30 @@ def test_bf16_training_on_the_cpu_runs_and_is_recorded(folder, tmp_path):
 
 @pytest.mark.parametrize("optimizer", ["adamw", "sgd"])
 def test_a_run_resumed_mid_epoch_gives_the_weights_of_an_uninterrupted_one(folder, tmp_path, optimizer):
-    common = [*TINY, *QUICK, "--data", str(folder), "--limit-test", "4", "--drop-path", "0.1", "--epochs", "2",
-              "--optimizer", optimizer, "--ema", "0.9", "--precision", "fp32", "--recipe", "test-recipe"]
+    common = [
+        *TINY,
+        *QUICK,
+        "--data",
+        str(folder),
+        "--limit-test",
+        "4",
+        "--drop-path",
+        "0.1",
+        "--epochs",
+        "2",
+        "--optimizer",
+        optimizer,
+        "--ema",
+        "0.9",
+        "--precision",
+        "fp32",
+        "--recipe",
+        "test-recipe",
+    ]
     straight = main([*common, "--out", str(tmp_path / "straight")])
-    main([*common, "--stop-after-steps", "3", "--out", str(tmp_path / "part")])  # 4 steps an epoch: stops inside epoch 1
+    main(
+        [*common, "--stop-after-steps", "3", "--out", str(tmp_path / "part")]
+    )  # 4 steps an epoch: stops inside epoch 1
     assert json.loads((tmp_path / "part.json").read_text())["epochs"] == 0.75
     resumed = main([*common, "--resume", str(tmp_path / "part"), "--out", str(tmp_path / "part")])
     meta = json.loads((tmp_path / "part.json").read_text())

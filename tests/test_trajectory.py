@@ -1,5 +1,6 @@
 """Fig 1b's weight trajectory: the polar coordinates by hand on known vectors, and tiny training runs that
 record it into the sidecar (straight, stopped and resumed, failed, on a time budget)."""
+
 import json
 import math
 
@@ -61,11 +62,14 @@ def test_polar_coordinates_of_known_vectors():
     np.testing.assert_allclose(theta3, [0, 90])
 
 
-@pytest.mark.parametrize("snapshots, final, message", [
-    ([], np.zeros(2), "at least one snapshot"),
-    ([np.ones(2), np.zeros(2)], np.ones(2), "training did not move them"),
-    ([np.ones(3)], np.zeros(2), "a snapshot of 3 weights against final weights of 2"),
-])
+@pytest.mark.parametrize(
+    "snapshots, final, message",
+    [
+        ([], np.zeros(2), "at least one snapshot"),
+        ([np.ones(2), np.zeros(2)], np.ones(2), "training did not move them"),
+        ([np.ones(3)], np.zeros(2), "a snapshot of 3 weights against final weights of 2"),
+    ],
+)
 def test_polar_coordinates_refuse_what_they_cannot_measure(snapshots, final, message):
     with pytest.raises(EngineError, match=message):
         polar_trajectory(snapshots, final)
@@ -94,7 +98,9 @@ def test_trajectory_in_the_sidecar_matches_hand_computation_and_survives_a_resum
     d0, d2 = (w_init - w_final).astype(np.float64), (w_epoch1 - w_final).astype(np.float64)
     r2 = np.linalg.norm(d2) / np.linalg.norm(d0)
     theta2 = np.degrees(np.arccos(d2 @ d0 / (np.linalg.norm(d2) * np.linalg.norm(d0))))
-    assert trajectory["r"][2] == pytest.approx(r2, rel=1e-6) and trajectory["theta_deg"][2] == pytest.approx(theta2, rel=1e-6)
+    assert trajectory["r"][2] == pytest.approx(r2, rel=1e-6) and trajectory["theta_deg"][2] == pytest.approx(
+        theta2, rel=1e-6
+    )
 
     main([*common, "--resume", str(tmp_path / "first"), "--out", str(tmp_path / "resumed")])
     resumed = sidecar(tmp_path / "resumed")["trajectory"]
@@ -137,7 +143,22 @@ def test_a_time_budget_spaces_snapshots_by_schedule_progress(folder, tmp_path):
 def test_no_points_no_trajectory_and_a_negative_count_is_refused(folder, tmp_path):
     assert parse_args(["--trajectory-points", "7"]).trajectory_points == 7 and parse_args([]).trajectory_points == 20
     out = tmp_path / "plain"
-    main([*TINY, *QUICK, "--data", str(folder), "--epochs", "1", "--limit-train", "32", "--trajectory-points", "0", "--out", str(out)])
+    main(
+        [
+            *TINY,
+            *QUICK,
+            "--data",
+            str(folder),
+            "--epochs",
+            "1",
+            "--limit-train",
+            "32",
+            "--trajectory-points",
+            "0",
+            "--out",
+            str(out),
+        ]
+    )
     assert sidecar(out)["trajectory"] is None and not (tmp_path / "plain.trajectory").exists()
     with pytest.raises(EngineError, match="--trajectory-points must be 0 \\(none\\) or more, not -1"):
         main([*TINY, *QUICK, "--data", str(folder), "--trajectory-points", "-1", "--out", str(out)])

@@ -1,11 +1,21 @@
 """The AlterNet tab in Gradio: widgets and bindings over app.tabs.alternet."""
+
 from __future__ import annotations
 
 import gradio as gr
 
 from app.gradio_ui.errors import saved, user_facing, watched
 from app.tabs import Problem
-from app.tabs.alternet import PAPER_STEP, STEPS, SUBSET_DEFAULT, SUBSET_MAX, SUBSET_MIN, AlterNetTab, AlterNetView, Builder
+from app.tabs.alternet import (
+    PAPER_STEP,
+    STEPS,
+    SUBSET_DEFAULT,
+    SUBSET_MAX,
+    SUBSET_MIN,
+    AlterNetTab,
+    AlterNetView,
+    Builder,
+)
 from app.views import alternet as view
 from app.views import texts as text
 from app.views.texts import LABEL
@@ -16,12 +26,21 @@ def build(demo: gr.Blocks, tab: AlterNetTab, image: gr.Image) -> None:
     gr.Markdown(text.ALTERNET)
     with gr.Row(equal_height=False):
         with gr.Column(scale=1):
-            step = gr.Radio([(str(n), n) for n in range(len(STEPS))], value=PAPER_STEP, label=LABEL.step,
-                            info="Sets the toggles below", elem_id="alternet-step")
+            step = gr.Radio(
+                [(str(n), n) for n in range(len(STEPS))],
+                value=PAPER_STEP,
+                label=LABEL.step,
+                info="Sets the toggles below",
+                elem_id="alternet-step",
+            )
             grids = [
-                gr.CheckboxGroup(choices, value=values, label=LABEL.stage.format(stage=s + 1),
-                                 info="Block 1 is always Conv: it widens" + (" and subsamples" if s else ""),
-                                 elem_id=f"alternet-stage-{s + 1}")
+                gr.CheckboxGroup(
+                    choices,
+                    value=values,
+                    label=LABEL.stage.format(stage=s + 1),
+                    info="Block 1 is always Conv: it widens" + (" and subsamples" if s else ""),
+                    elem_id=f"alternet-stage-{s + 1}",
+                )
                 for s, (choices, values) in enumerate(zip(view.grid_choices(), view.grid_values(STEPS[-1])))
             ]
             spec = gr.Textbox(str(STEPS[-1]), label=f"{LABEL.spec} (Enter applies)", elem_id="alternet-spec")
@@ -33,8 +52,14 @@ def build(demo: gr.Blocks, tab: AlterNetTab, image: gr.Image) -> None:
     banner = gr.Markdown(elem_id="alternet-banner", visible=False)
     with gr.Row(equal_height=False):
         with gr.Column(scale=1, min_width=220):
-            seen = gr.Image(label=LABEL.seen, interactive=False, format="png", height=200,
-                            elem_id="alternet-input", buttons=["fullscreen"])
+            seen = gr.Image(
+                label=LABEL.seen,
+                interactive=False,
+                format="png",
+                height=200,
+                elem_id="alternet-input",
+                buttons=["fullscreen"],
+            )
             count = gr.Slider(SUBSET_MIN, SUBSET_MAX, value=SUBSET_DEFAULT, step=10, label=LABEL.subset_count)
             average = gr.Button(LABEL.subset, elem_id="alternet-average", size="md")
         with gr.Column(scale=4):
@@ -50,8 +75,17 @@ def build(demo: gr.Blocks, tab: AlterNetTab, image: gr.Image) -> None:
     outputs = [drawing, cost, banner, seen, high_frequency, variance, source, accuracy, shown]
 
     def show(tab_view: AlterNetView) -> list:
-        return [tab_view.drawing, tab_view.cost, gr.Markdown(tab_view.banner, visible=bool(tab_view.banner)),
-                tab_view.seen, tab_view.high_frequency, tab_view.variance, tab_view.source, tab_view.accuracy, tab_view]
+        return [
+            tab_view.drawing,
+            tab_view.cost,
+            gr.Markdown(tab_view.banner, visible=bool(tab_view.banner)),
+            tab_view.seen,
+            tab_view.high_frequency,
+            tab_view.variance,
+            tab_view.source,
+            tab_view.accuracy,
+            tab_view,
+        ]
 
     def controls(built: Builder) -> list:
         return [built.step, *built.grid, built.spec]
@@ -102,14 +136,15 @@ def build(demo: gr.Blocks, tab: AlterNetTab, image: gr.Image) -> None:
     update = {"concurrency_id": "alternet", "concurrency_limit": 1}
     private = {"api_visibility": "private", "show_progress_on": [drawing], **update}
     step.input(set_step, step, [*grids, spec], api_name="alternet_step").success(
-        lambda: gr.Markdown(visible=False), None, spec_problem, api_visibility="private").success(
-        on_photo, inputs, outputs, api_name="alternet", show_progress_on=[drawing], **update)
+        lambda: gr.Markdown(visible=False), None, spec_problem, api_visibility="private"
+    ).success(on_photo, inputs, outputs, api_name="alternet", show_progress_on=[drawing], **update)
     for grid in grids:
         toggled = grid.input(set_grid, grids, [step, spec], api_visibility="private")
         toggled.success(on_photo, inputs, outputs, **private)
         toggled.success(lambda: gr.Markdown(visible=False), None, spec_problem, api_visibility="private")
     spec.submit(apply_spec, spec, [spec, step, *grids, spec_problem], api_name="alternet_spec").then(
-        on_spec, inputs, outputs, **private)
+        on_spec, inputs, outputs, **private
+    )
     image.change(on_photo, inputs, outputs, **private)
     export_button.click(on_export, shown, exported, api_name="alternet_export")
     average.click(on_subset, [spec, count], outputs, api_name="alternet_subset", show_progress_on=[source], **update)

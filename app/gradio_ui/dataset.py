@@ -1,4 +1,5 @@
 """The dataset panel in Gradio (inside the Compare tab): widgets and bindings over app.tabs.dataset."""
+
 from __future__ import annotations
 
 import gradio as gr
@@ -14,12 +15,27 @@ def build(tab: DatasetTab, models: gr.CheckboxGroup, typed: gr.Textbox, weights:
     """The accordion: ZIP upload, run button, status, Fig 8 and Fig 9, Fig 2a per model, export."""
 
     @user_facing
-    def measure(archive: str | None, names: list[str], typed_names: str | None, mode: str,
-                request: gr.Request, progress: gr.Progress = gr.Progress()) -> list:
+    def measure(
+        archive: str | None,
+        names: list[str],
+        typed_names: str | None,
+        mode: str,
+        request: gr.Request,
+        progress: gr.Progress = gr.Progress(),
+    ) -> list:
         shown = tab.measure(archive, names, typed_names, mode, report=watched(progress, request))
-        spectra = [gr.Plot(shown.spectra[i] if i < len(shown.spectra) else None, visible=i < len(shown.spectra))
-                   for i in range(MAX_MODELS)]
-        return [shown.results, shown.summary, shown.high_frequency, shown.variance, *spectra, gr.Button(interactive=True)]
+        spectra = [
+            gr.Plot(shown.spectra[i] if i < len(shown.spectra) else None, visible=i < len(shown.spectra))
+            for i in range(MAX_MODELS)
+        ]
+        return [
+            shown.results,
+            shown.summary,
+            shown.high_frequency,
+            shown.variance,
+            *spectra,
+            gr.Button(interactive=True),
+        ]
 
     @user_facing
     def export_zip(results: list[ModelResult], progress: gr.Progress = gr.Progress()) -> gr.File:
@@ -40,7 +56,14 @@ def build(tab: DatasetTab, models: gr.CheckboxGroup, typed: gr.Textbox, weights:
             high_frequency = gr.Plot(show_label=False, elem_id="dataset-high-frequency")
             variance = gr.Plot(show_label=False, elem_id="dataset-variance")
         with gr.Row(equal_height=False):
-            spectra = [gr.Plot(show_label=False, visible=False, elem_id=f"dataset-spectrum-{i}") for i in range(MAX_MODELS)]
-    run.click(measure, [archive, models, typed, weights], [results, status, high_frequency, variance, *spectra, export_button],
-              api_name="dataset_curves", show_progress_on=status)
+            spectra = [
+                gr.Plot(show_label=False, visible=False, elem_id=f"dataset-spectrum-{i}") for i in range(MAX_MODELS)
+            ]
+    run.click(
+        measure,
+        [archive, models, typed, weights],
+        [results, status, high_frequency, variance, *spectra, export_button],
+        api_name="dataset_curves",
+        show_progress_on=status,
+    )
     export_button.click(export_zip, results, exported, api_name="export_dataset")

@@ -1,6 +1,7 @@
 """Problems and abandoned requests in the Gradio front end: a Problem reaches the page as a Gradio error
 (no traceback in the log: it was logged as one line when made); work whose client went away stops at its
 next progress report."""
+
 from __future__ import annotations
 
 import functools

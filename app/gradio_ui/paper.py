@@ -1,4 +1,5 @@
 """The Paper figures tab in Gradio: widgets and bindings over app.tabs.paper."""
+
 from __future__ import annotations
 
 from typing import Callable
@@ -45,17 +46,29 @@ def build(tab: PaperTab, image: gr.Image) -> None:
         plots = []
         for row in range(0, section.panels, PER_ROW):  # heat maps and lesion plots two to a row
             with gr.Row(equal_height=False):
-                plots += [gr.Plot(section.figures[i] if i < len(section.figures) else None, show_label=False,
-                                  elem_id=f"paper-{name}-{i}") for i in range(row, min(row + PER_ROW, section.panels))]
+                plots += [
+                    gr.Plot(
+                        section.figures[i] if i < len(section.figures) else None,
+                        show_label=False,
+                        elem_id=f"paper-{name}-{i}",
+                    )
+                    for i in range(row, min(row + PER_ROW, section.panels))
+                ]
         note = gr.Markdown(section.caption, elem_classes="caption", elem_id=f"paper-{name}-caption")
         if section.recompute is None:
             continue
         with gr.Row():
-            images = gr.Slider(10, MAX_IMAGES, value=section.images, step=10, label=LABEL.paper_images,
-                               elem_id=f"paper-{name}-images")
+            images = gr.Slider(
+                10, MAX_IMAGES, value=section.images, step=10, label=LABEL.paper_images, elem_id=f"paper-{name}-images"
+            )
             button = gr.Button(section.recompute, elem_id=f"paper-{name}-recompute")
-        button.click(recompute(tab, name, len(plots)), [recomputed, images], [recomputed, *plots, note],
-                     api_name=f"paper_{name}", show_progress_on=note)
+        button.click(
+            recompute(tab, name, len(plots)),
+            [recomputed, images],
+            [recomputed, *plots, note],
+            api_name=f"paper_{name}",
+            show_progress_on=note,
+        )
         if name == NOISE:
             own = gr.Button(LABEL.photo_noise, elem_id="paper-noise-photo")
             photo_plot = gr.Plot(show_label=False, visible=False, elem_id="paper-noise-photo-plot")

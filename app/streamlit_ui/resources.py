@@ -1,5 +1,6 @@
 """The Streamlit app's shared resources: one Service (models cached, one model thread) and one CifarLab
 and one PaperFindings per server process, whatever the number of sessions; tests import them to count forward passes."""
+
 from __future__ import annotations
 
 import streamlit as st

@@ -4,6 +4,7 @@ widgets and bind them to these calls; a third front end would do the same.
 
 A request that cannot be served raises `Problem`, whose message is for the user as it is.
 """
+
 from __future__ import annotations
 
 import logging

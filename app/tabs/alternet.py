@@ -6,6 +6,7 @@ the CIFAR ResNet and ViT, on the photo or averaged over CIFAR-10 test images.
     builder = tab.from_text("s3:6,s4:2,s4:4")   # the step, toggles and text that match
     view = tab.on_photo(builder.spec, "cat.jpg")
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -105,11 +106,22 @@ class AlterNetTab:
     def show(self, run: LabRun | None, placement: Placement, what: str) -> AlterNetView:
         with problems():
             cost = view.cost_markdown(self.lab.cost(placement))
-        common = dict(placement=placement, drawing=view.architecture_svg(placement), cost=cost,
-                      banner=view.weights_banner(placement), run=run)
+        common = dict(
+            placement=placement,
+            drawing=view.architecture_svg(placement),
+            cost=cost,
+            banner=view.weights_banner(placement),
+            run=run,
+        )
         if run is None:
-            return AlterNetView(**common, seen=None, high_frequency=None, variance=None,
-                                source="Upload a photo or pick a sample above to see the curves.", accuracy="")
+            return AlterNetView(
+                **common,
+                seen=None,
+                high_frequency=None,
+                variance=None,
+                source="Upload a photo or pick a sample above to see the curves.",
+                accuracy="",
+            )
         return AlterNetView(
             **common,
             seen=view.input_view(run),

@@ -5,6 +5,7 @@ layer, head and rollout), lesions and Fig 2a; Figs 8 and 9 overlaid; exports for
     page = tab.analyze("cat.jpg", ["resnet50", "vit_small_patch16_224"], "", "auto", Look())
     page.columns[0].top5, page.variance    # plain data, laid out by a front end
 """
+
 from __future__ import annotations
 
 import time
@@ -79,8 +80,15 @@ class CompareTab:
 
     service: Service
 
-    def analyze(self, image: object, checked: list[str], typed: str | None, weights: str | None, look: Look,
-                report: Report | None = None) -> Page:
+    def analyze(
+        self,
+        image: object,
+        checked: list[str],
+        typed: str | None,
+        weights: str | None,
+        look: Look,
+        report: Report | None = None,
+    ) -> Page:
         """Run the checked models and any typed timm names on the photo."""
         if not image:
             raise problem("Upload a photo or pick a sample first.")
@@ -94,8 +102,14 @@ class CompareTab:
     def page(self, runs: list[ModelRun], look: Look, status: str = "") -> Page:
         """Everything the tab shows for `runs`, from stored results (no model runs)."""
         results = [run.result for run in runs]
-        return Page(runs, [self.column(run, look) for run in runs], figures.high_frequency(results),
-                    figures.variance(results, look.log_y), export.figure_choices(results), status)
+        return Page(
+            runs,
+            [self.column(run, look) for run in runs],
+            figures.high_frequency(results),
+            figures.variance(results, look.log_y),
+            export.figure_choices(results),
+            status,
+        )
 
     def column(self, run: ModelRun, look: Look) -> Column:
         result = run.result
@@ -152,12 +166,15 @@ class CompareTab:
         if not runs:
             raise problem("Analyze a photo first.")
         with problems():
-            pack = export.teaching_pack([run.result for run in runs], [runs], [photo_name], self.service.device_name,
-                                        look.colormap)
+            pack = export.teaching_pack(
+                [run.result for run in runs], [runs], [photo_name], self.service.device_name, look.colormap
+            )
             return Download(pack.zip(), "teaching-pack.zip")
 
     def analysis_json(self, image: object, models: object, weights: str | None) -> dict:
         """The /analyze API: the engine CLI's JSON for one image and a list of model names; weights a mode or
         the name of a bundled checkpoint (never a path)."""
         with problems():
-            return self.service.analysis_json(self.service.analyze(image, models, self.service.network_weights(weights)))
+            return self.service.analysis_json(
+                self.service.analyze(image, models, self.service.network_weights(weights))
+            )

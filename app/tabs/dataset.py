@@ -4,6 +4,7 @@ models, and those figures for slides.
     tab = DatasetTab(service)
     view = tab.measure("photos.zip", ["resnet50"], "", "auto")
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -38,23 +39,35 @@ class DatasetTab:
 
     service: Service
 
-    def measure(self, archive: str | Path | None, checked: list[str], typed: str | None, weights: str | None,
-                report: Report | None = None, shown_name: str | None = None) -> DatasetView:
+    def measure(
+        self,
+        archive: str | Path | None,
+        checked: list[str],
+        typed: str | None,
+        weights: str | None,
+        report: Report | None = None,
+        shown_name: str | None = None,
+    ) -> DatasetView:
         """The curves of the checked and typed models averaged over the images of `archive` (an uploaded
         ZIP); `shown_name` replaces the file's name in messages (a front end's temporary copy)."""
         if not archive:
             raise problem("Upload a ZIP of images first.")
         try:
             with problems():
-                results = self.service.dataset_curves(archive, picked_models(checked, typed),
-                                                      self.service.network_weights(weights), report=report)
+                results = self.service.dataset_curves(
+                    archive, picked_models(checked, typed), self.service.network_weights(weights), report=report
+                )
         except Problem as exc:
             if shown_name:
                 raise Problem(str(exc).replace(Path(archive).name, shown_name)) from None
             raise
-        return DatasetView(results, f"Averaged over the ZIP: {'; '.join(r.label for r in results)}.",
-                           figures.high_frequency(results), figures.variance(results, True),
-                           [figures.fourier_spectrum(result) for result in results])
+        return DatasetView(
+            results,
+            f"Averaged over the ZIP: {'; '.join(r.label for r in results)}.",
+            figures.high_frequency(results),
+            figures.variance(results, True),
+            [figures.fourier_spectrum(result) for result in results],
+        )
 
     def export(self, results: list[ModelResult]) -> Download:
         """Figs 8, 9 and 2a as PNG and SVG, with the JSON and CSV of the values, in one ZIP."""

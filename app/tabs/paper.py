@@ -5,6 +5,7 @@ for slides.
     tab = PaperTab(PaperFindings(service))
     for section in tab.sections({}):  section.figures, section.caption
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -48,16 +49,23 @@ class PaperTab:
     def section(name: str, recomputed: Recomputed) -> Section:
         shown = findings.sections(recomputed)[name]
         finding = FINDINGS.get(name)
-        return Section(name, text.FINDINGS[name], findings.figures(name, shown), findings.panels(name),
-                       findings.caption(name, shown, recomputed=name in recomputed),
-                       finding and f"Recompute ({finding.figure})", finding.images if finding else 0)
+        return Section(
+            name,
+            text.FINDINGS[name],
+            findings.figures(name, shown),
+            findings.panels(name),
+            findings.caption(name, shown, recomputed=name in recomputed),
+            finding and f"Recompute ({finding.figure})",
+            finding.images if finding else 0,
+        )
 
     def sections(self, recomputed: Recomputed) -> list[Section]:
         """Every analysis, in the paper's order: as recomputed in the session, else as stored."""
         return [self.section(name, recomputed) for name in ORDER]
 
-    def recompute(self, recomputed: Recomputed, name: str, images: int,
-                  report: Report | None = None) -> tuple[Recomputed, Section]:
+    def recompute(
+        self, recomputed: Recomputed, name: str, images: int, report: Report | None = None
+    ) -> tuple[Recomputed, Section]:
         """Analysis `name` run again on `images` subset images; the session's recomputed sections and the new one."""
         if name not in FINDINGS:
             raise problem(f"'{name}' is not recomputed in the app: one of {', '.join(FINDINGS)}")
@@ -78,4 +86,3 @@ class PaperTab:
         """Every figure of the tab as PNG (2x) and SVG, titled with its models' weights, in one ZIP."""
         with problems():
             return Download(export.figures_zip(findings.for_slides(findings.sections(recomputed))), "paper-figures.zip")
-

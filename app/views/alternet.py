@@ -1,5 +1,6 @@
 """The AlterNet panel's views, free of UI code: the placement as a grid of toggles, the architecture
 drawn as in the paper's Fig 11 (an SVG), and the Markdown around it."""
+
 from __future__ import annotations
 
 from html import escape
@@ -7,13 +8,12 @@ from html import escape
 import numpy as np
 from PIL import Image
 
+from app.cifar_lab import BASELINES, STEPS, Cost, LabRun, alternet_label, step_of
 from engine.checkpoint import read_meta
 from engine.models import DEFAULT_WIDTH, bundled_path
 from engine.models.alternet import EXPANSION, HEADS
 from engine.placement import PAPER_DEPTHS, Placement
 from engine.registry import get_spec
-
-from app.cifar_lab import BASELINES, STEPS, Cost, LabRun, alternet_label, step_of
 
 CONV, MSA, POOL = "#ffffff", "#b8b8b8", "#9ec5e8"  # Fig 11: white Conv, gray MSA, blue subsampling
 BOX_W, BOX_H, GAP, STAGE_GAP = 46, 64, 6, 26
@@ -85,7 +85,8 @@ def architecture_svg(placement: Placement, width: int = DEFAULT_WIDTH) -> str:
     )
     height = legend_y + 10
     return (
-        f'<svg xmlns="http://www.w3.org/2000/svg" id="alternet-svg" viewBox="0 0 {x:.0f} {height}" width="100%" role="img" '
+        f'<svg xmlns="http://www.w3.org/2000/svg" id="alternet-svg" viewBox="0 0 {x:.0f} {height}" width="100%" '
+        'role="img" '
         f'aria-label="AlterNet architecture, MSA blocks {escape(str(placement))}" '
         f'style="font-family:sans-serif;background:#fff">{"".join(parts)}{legend}</svg>'
     )
@@ -115,8 +116,10 @@ def steps_markdown() -> str:
         rows.append(f"| {n} | {', '.join(map(str, placement.counts))} | `{placement}` | {mark} |")
     for name in BASELINES:
         rows.append(f"| – | {get_spec(name).label} | | {trained_accuracy(name, {})} |")
-    rows.append("\n✓ a checkpoint trained here is bundled and loaded (accuracy on the 10,000 CIFAR-10 test images); "
-                "✗ none is: the model runs with random weights.")
+    rows.append(
+        "\n✓ a checkpoint trained here is bundled and loaded (accuracy on the 10,000 CIFAR-10 test images); "
+        "✗ none is: the model runs with random weights."
+    )
     return "\n".join(rows)
 
 

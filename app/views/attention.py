@@ -2,6 +2,7 @@
 
 Everything here works on results already computed; nothing runs a model.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -6,6 +6,7 @@ Fig 9: feature-map variance against normalized depth (models overlaid).
 In Fig 8/9 the step into an MSA block is shaded gray and into a subsampling block blue, as in the
 paper; each model's shading belongs to its legend entry, so clicking the entry hides both.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -29,8 +30,14 @@ def model_name(result: ModelResult) -> str:
     return f"{result.label} (random weights)" if result.random_weights else result.label
 
 
-def layout(fig: go.Figure, title: str, x_title: str | None = "", y_title: str = "", height: int = HEIGHT,
-           x_range: tuple[float, float] | None = None) -> go.Figure:
+def layout(
+    fig: go.Figure,
+    title: str,
+    x_title: str | None = "",
+    y_title: str = "",
+    height: int = HEIGHT,
+    x_range: tuple[float, float] | None = None,
+) -> go.Figure:
     """The app's look: small left title, white template, framed axes (none when `x_title` is None, for a
     polar plot), legend below the plot."""
     fig.update_layout(
@@ -95,7 +102,7 @@ def _spans(result: ModelResult, kind: str, y_range: list[float], log_y: bool, gr
     """One trace of rectangles [(i - 1)/(L - 1), i/(L - 1)] for each block i of `kind`, filling the plot's
     height; a trace rather than layout shapes so that the model's legend entry hides it too."""
     last = max(len(result.blocks) - 1, 1)
-    low, high = (10 ** y for y in y_range) if log_y else y_range
+    low, high = (10**y for y in y_range) if log_y else y_range
     return spans([b.index for b in result.blocks if b.kind == kind], 1 / last, kind, (low, high), group)
 
 
@@ -110,12 +117,25 @@ def spans(indices: list[int], step: float, kind: str, y_range: tuple[float, floa
         ys += [low, low, high, high, low, None]
     if not xs:
         return None
-    return go.Scatter(x=xs, y=ys, fill="toself", fillcolor=SHADES[kind][0], mode="none", hoverinfo="skip",
-                      legendgroup=group, showlegend=False)
+    return go.Scatter(
+        x=xs,
+        y=ys,
+        fill="toself",
+        fillcolor=SHADES[kind][0],
+        mode="none",
+        hoverinfo="skip",
+        legendgroup=group,
+        showlegend=False,
+    )
 
 
 def _by_depth(
-    results: list[ModelResult], values, title: str, y_title: str, y_format: str, log_y: bool = False,
+    results: list[ModelResult],
+    values,
+    title: str,
+    y_title: str,
+    y_format: str,
+    log_y: bool = False,
     shaded: int | None = None,
 ) -> go.Figure:
     """Models overlaid by depth; the blocks of the first `shaded` models (all by default) shaded."""
@@ -127,7 +147,12 @@ def _by_depth(
         fig.add_traces([trace for trace in traces if trace is not None])
         if any(traces):
             fig.add_scatter(
-                x=[None], y=[None], mode="markers", name=label, hoverinfo="skip", legendrank=1001,
+                x=[None],
+                y=[None],
+                mode="markers",
+                name=label,
+                hoverinfo="skip",
+                legendrank=1001,
                 marker={"symbol": "square", "size": 14, "color": color.replace("0.16", "0.4")},
             )
     for slot, (result, group) in enumerate(zip(results, groups)):

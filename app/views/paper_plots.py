@@ -11,6 +11,7 @@ landscape_figure: Fig 1a, NLL + ℓ2 along one or two random directions (engine.
 corruption_figure, corruption_detail_figure: Fig 12b, accuracy under common corruptions (engine.corruption).
 trajectory_figure: Fig 1b, the optimization trajectory (r_t, θ_t) in polar coordinates.
 """
+
 from __future__ import annotations
 
 import math
@@ -36,22 +37,35 @@ def _name(label: str, data: dict) -> str:
 
 def _style(slot: int) -> dict:
     """The line and marker of the model in `slot`, as app.figures draws it."""
-    return {"line": {"color": COLORS[slot % len(COLORS)], "width": 2},
-            "marker": {"symbol": MARKERS[slot % len(MARKERS)], "size": 7}}
+    return {
+        "line": {"color": COLORS[slot % len(COLORS)], "width": 2},
+        "marker": {"symbol": MARKERS[slot % len(MARKERS)], "size": 7},
+    }
 
 
 def _line(slot: int, name: str, x: list, y: list, hover: str, **kwargs) -> go.Scatter:
     """One model's line with markers in its colour and marker symbol."""
     return go.Scatter(
-        x=x, y=y, mode="lines+markers", name=name, hovertemplate=f"{name}<br>{hover}<extra></extra>",
-        **_style(slot), **kwargs,
+        x=x,
+        y=y,
+        mode="lines+markers",
+        name=name,
+        hovertemplate=f"{name}<br>{hover}<extra></extra>",
+        **_style(slot),
+        **kwargs,
     )
 
 
 def _key(name: str, color: str) -> go.Scatter:
     """A legend entry without data (a shading's or a marking's key)."""
-    return go.Scatter(x=[None], y=[None], mode="markers", name=name, hoverinfo="skip",
-                      marker={"symbol": "square", "size": 14, "color": color})
+    return go.Scatter(
+        x=[None],
+        y=[None],
+        mode="markers",
+        name=name,
+        hoverinfo="skip",
+        marker={"symbol": "square", "size": 14, "color": color},
+    )
 
 
 def _percent(values: list[float]) -> list[float]:
@@ -95,21 +109,39 @@ def _ticks(labels: list[str], kinds: list[str]) -> dict:
 def similarity_figure(sim: dict, row_label: str, column_label: str) -> go.Figure:
     """Fig 10a: CKA (0..1) of every row block against every column block, first blocks top left."""
     rows, columns = sim["row_labels"], sim["column_labels"]
-    fig = go.Figure(go.Heatmap(
-        z=sim["cka"], x=list(range(len(columns))), y=list(range(len(rows))), zmin=0, zmax=1, colorscale="Viridis",
-        colorbar={"title": {"text": "CKA", "side": "right"}, "thickness": 12},
-        customdata=[[[r, c] for c in columns] for r in rows],
-        hovertemplate=f"{row_label} %{{customdata[0]}} · {column_label} %{{customdata[1]}}"
-        "<br>CKA %{z:.3f}<extra></extra>",
-    ))
+    fig = go.Figure(
+        go.Heatmap(
+            z=sim["cka"],
+            x=list(range(len(columns))),
+            y=list(range(len(rows))),
+            zmin=0,
+            zmax=1,
+            colorscale="Viridis",
+            colorbar={"title": {"text": "CKA", "side": "right"}, "thickness": 12},
+            customdata=[[[r, c] for c in columns] for r in rows],
+            hovertemplate=f"{row_label} %{{customdata[0]}} · {column_label} %{{customdata[1]}}"
+            "<br>CKA %{z:.3f}<extra></extra>",
+        )
+    )
     fig.add_trace(_key("<b>bold</b> tick: MSA block (E: embedding, P: pooling)", "rgba(0, 0, 0, 0)"))
     images = f", {sim['images']} images" if sim.get("images") else ""
-    layout(fig, f"Fig 10a · feature map similarity (CKA){images}", f"{column_label} block", f"{row_label} block",
-            height=420)
+    layout(
+        fig,
+        f"Fig 10a · feature map similarity (CKA){images}",
+        f"{column_label} block",
+        f"{row_label} block",
+        height=420,
+    )
     fig.update_layout(showlegend=True, plot_bgcolor="white")
     fig.update_xaxes(constrain="domain", showgrid=False, zeroline=False, **_ticks(columns, sim["column_kinds"]))
-    return fig.update_yaxes(autorange="reversed", scaleanchor="x", constrain="domain", showgrid=False,
-                            zeroline=False, **_ticks(rows, sim["row_kinds"]))
+    return fig.update_yaxes(
+        autorange="reversed",
+        scaleanchor="x",
+        constrain="domain",
+        showgrid=False,
+        zeroline=False,
+        **_ticks(rows, sim["row_kinds"]),
+    )
 
 
 # ---- Fig 10b ----
@@ -139,12 +171,19 @@ def lesion_figure(results: dict[str, dict]) -> go.Figure:
             fig.add_trace(_key(key, color.replace("0.16", "0.4")))
     for slot, (label, data) in enumerate(results.items()):
         units = data["units"]
-        fig.add_trace(_line(
-            slot, _name(label, data), [u["normalized_depth"] for u in units], [100 * u["drop"] for u in units],
-            "%{customdata[0]} (%{customdata[1]}) off, depth %{x:.2f}<br>accuracy %{customdata[2]:.1f}%,"
-            " drop %{y:.1f} pp", customdata=[[u["name"], u["kind"], 100 * u["accuracy"]] for u in units],
-            legendgroup=label, cliponaxis=False,
-        ))
+        fig.add_trace(
+            _line(
+                slot,
+                _name(label, data),
+                [u["normalized_depth"] for u in units],
+                [100 * u["drop"] for u in units],
+                "%{customdata[0]} (%{customdata[1]}) off, depth %{x:.2f}<br>accuracy %{customdata[2]:.1f}%,"
+                " drop %{y:.1f} pp",
+                customdata=[[u["name"], u["kind"], 100 * u["accuracy"]] for u in units],
+                legendgroup=label,
+                cliponaxis=False,
+            )
+        )
     layout(fig, "Fig 10b · accuracy drop with one unit removed", "Normalized depth", "Accuracy drop (pp)")
     fig.update_xaxes(range=[0, 1])
     return fig.update_yaxes(range=y_range)
@@ -177,14 +216,20 @@ def hessian_figure(results: dict[str, dict]) -> go.Figure:
     fig = go.Figure()
     for slot, (label, data) in enumerate(results.items()):
         fig.add_histogram(
-            x=_eigenvalues(data), name=_hessian_name(label, data), opacity=0.6,
+            x=_eigenvalues(data),
+            name=_hessian_name(label, data),
+            opacity=0.6,
             xbins={"start": edges[0], "end": edges[-1], "size": size},
             marker={"color": COLORS[slot % len(COLORS)]},
             hovertemplate=f"{label}<br>eigenvalue %{{x}}<br>count %{{y}}<extra></extra>",
         )
     fig.add_vline(0, line={"color": "#555", "width": 1, "dash": "dash"})
-    layout(fig, f"Fig 4 · Hessian max eigenvalue spectra ({LOSS}, top eigenvalues per minibatch)",
-            "Hessian eigenvalue", "Count (log)")
+    layout(
+        fig,
+        f"Fig 4 · Hessian max eigenvalue spectra ({LOSS}, top eigenvalues per minibatch)",
+        "Hessian eigenvalue",
+        "Count (log)",
+    )
     fig.update_layout(barmode="overlay")
     fig.update_xaxes(range=[edges[0], edges[-1]])
     return fig.update_yaxes(type="log", dtick="D2", range=[-0.25, np.log10(max(most, 1)) + 0.15])  # counts of 1 show
@@ -206,8 +251,12 @@ def _landscape_1d(results: dict[str, dict]) -> go.Figure:
     fig = go.Figure()
     for slot, (label, data) in enumerate(results.items()):
         fig.add_trace(_line(slot, _name(label, data), data["x"], data["loss"], f"step %{{x:.2f}}: {LOSS} %{{y:.4g}}"))
-    layout(fig, f"Fig 1a · loss landscape ({LOSS}), one direction",
-            "Step along a filter-normalized random direction", f"Loss ({LOSS}), log axis")
+    layout(
+        fig,
+        f"Fig 1a · loss landscape ({LOSS}), one direction",
+        "Step along a filter-normalized random direction",
+        f"Loss ({LOSS}), log axis",
+    )
     return fig.update_yaxes(type="log")  # BN models' loss grows by orders of magnitude away from the optimum
 
 
@@ -216,22 +265,43 @@ def _landscape_2d(results: dict[str, dict]) -> go.Figure:
     fig = make_subplots(rows=1, cols=len(results), subplot_titles=names, shared_yaxes=True, horizontal_spacing=0.04)
     logs = [np.log10(data["loss"]) for data in results.values()]  # one colour per decade: CNNs span many
     for col, (name, data, z) in enumerate(zip(names, results.values(), logs), 1):
-        fig.add_contour(x=data["x"], y=data["y"], z=z, customdata=data["loss"], coloraxis="coloraxis", row=1, col=col,
-                        contours={"coloring": "heatmap", "showlabels": False},
-                        hovertemplate=f"{name}<br>(%{{x:.2f}}, %{{y:.2f}}): {LOSS} %{{customdata:.4g}}<extra></extra>")
-        fig.add_scatter(x=[0], y=[0], mode="markers",
-                        marker={"symbol": "x", "size": 10, "color": "white", "line": {"color": "black", "width": 1}},
-                        name="trained weights", legendgroup="w", showlegend=col == 1, row=1, col=col,
-                        hovertemplate=f"{name}: trained weights<extra></extra>")
+        fig.add_contour(
+            x=data["x"],
+            y=data["y"],
+            z=z,
+            customdata=data["loss"],
+            coloraxis="coloraxis",
+            row=1,
+            col=col,
+            contours={"coloring": "heatmap", "showlabels": False},
+            hovertemplate=f"{name}<br>(%{{x:.2f}}, %{{y:.2f}}): {LOSS} %{{customdata:.4g}}<extra></extra>",
+        )
+        fig.add_scatter(
+            x=[0],
+            y=[0],
+            mode="markers",
+            marker={"symbol": "x", "size": 10, "color": "white", "line": {"color": "black", "width": 1}},
+            name="trained weights",
+            legendgroup="w",
+            showlegend=col == 1,
+            row=1,
+            col=col,
+            hovertemplate=f"{name}: trained weights<extra></extra>",
+        )
     layout(fig, f"Fig 1a · loss landscape ({LOSS})", "Step along d₁ (filter-normalized)", "")
     fig.update_xaxes(title="").update_xaxes(title="Step along d₁ (filter-normalized)", col=(len(results) + 1) // 2)
     fig.update_yaxes(title="Step along d₂ (filter-normalized)", col=1)
     low, high = min(float(z.min()) for z in logs), max(float(z.max()) for z in logs)
     decades = list(range(int(np.floor(low)), int(np.ceil(high)) + 1))
-    colorbar = {"title": {"text": f"{LOSS} (log scale)", "side": "right"}, "thickness": 12,
-                "tickvals": decades, "ticktext": [f"{10.0 ** k:g}" for k in decades]}
-    return fig.update_layout(margin={"t": 72}, coloraxis={"cmin": low, "cmax": high,
-                                                          "colorscale": "Viridis", "colorbar": colorbar})
+    colorbar = {
+        "title": {"text": f"{LOSS} (log scale)", "side": "right"},
+        "thickness": 12,
+        "tickvals": decades,
+        "ticktext": [f"{10.0**k:g}" for k in decades],
+    }
+    return fig.update_layout(
+        margin={"t": 72}, coloraxis={"cmin": low, "cmax": high, "colorscale": "Viridis", "colorbar": colorbar}
+    )
 
 
 # ---- Fig 12b ----
@@ -246,17 +316,39 @@ def _padded(values: list[float], share: float) -> list[float]:
 def corruption_figure(results: dict[str, dict]) -> go.Figure:
     """Fig 12b: mean corrupted accuracy against clean accuracy (left, labelled points) and accuracy by
     severity, 0 being clean (right), in percent."""
-    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.12,
-                        subplot_titles=["Corrupted against clean accuracy", "Accuracy by severity"])
+    fig = make_subplots(
+        rows=1,
+        cols=2,
+        horizontal_spacing=0.12,
+        subplot_titles=["Corrupted against clean accuracy", "Accuracy by severity"],
+    )
     for slot, (label, data) in enumerate(results.items()):
         name = _name(label, data)
-        point = _line(slot, name, [100 * data["clean_accuracy"]], [100 * data["mean_accuracy"]],
-                      "clean %{x:.1f}%, corrupted %{y:.1f}%", legendgroup=name, text=[label],
-                      textposition="top center")
+        point = _line(
+            slot,
+            name,
+            [100 * data["clean_accuracy"]],
+            [100 * data["mean_accuracy"]],
+            "clean %{x:.1f}%, corrupted %{y:.1f}%",
+            legendgroup=name,
+            text=[label],
+            textposition="top center",
+        )
         fig.add_trace(point.update(mode="markers+text", marker_size=11), row=1, col=1)
         by_severity = _percent([data["clean_accuracy"], *data["accuracy_by_severity"]])
-        fig.add_trace(_line(slot, name, [0, *data["severities"]], by_severity, "severity %{x}: accuracy %{y:.1f}%",
-                            legendgroup=name, showlegend=False), row=1, col=2)
+        fig.add_trace(
+            _line(
+                slot,
+                name,
+                [0, *data["severities"]],
+                by_severity,
+                "severity %{x}: accuracy %{y:.1f}%",
+                legendgroup=name,
+                showlegend=False,
+            ),
+            row=1,
+            col=2,
+        )
     layout(fig, "Fig 12b · robustness to common corruptions (CIFAR-C style)", height=420)
     fig.update_layout(margin={"t": 72})
     clean = [100 * data["clean_accuracy"] for data in results.values()]
@@ -272,12 +364,17 @@ def corruption_detail_figure(one: dict, label: str = "") -> go.Figure:
     in the hover) as horizontal bars, its clean accuracy as a dashed line."""
     names = list(one["accuracy_by_corruption"])
     severities = ", ".join(f"s{s} %{{customdata[{k}]:.1f}}%" for k, s in enumerate(one["severities"]))
-    fig = go.Figure(go.Bar(
-        y=[n.replace("_", " ") for n in names], x=_percent(list(one["accuracy_by_corruption"].values())),
-        orientation="h", name="mean over severities", marker={"color": MODEL_COLORS[0]},
-        customdata=[_percent(one["accuracy"][n]) for n in names],
-        hovertemplate=f"%{{y}}: %{{x:.1f}}%<br>{severities}<extra></extra>",
-    ))
+    fig = go.Figure(
+        go.Bar(
+            y=[n.replace("_", " ") for n in names],
+            x=_percent(list(one["accuracy_by_corruption"].values())),
+            orientation="h",
+            name="mean over severities",
+            marker={"color": MODEL_COLORS[0]},
+            customdata=[_percent(one["accuracy"][n]) for n in names],
+            hovertemplate=f"%{{y}}: %{{x:.1f}}%<br>{severities}<extra></extra>",
+        )
+    )
     fig.add_vline(100 * one["clean_accuracy"], line={"color": "#555", "dash": "dash"})
     fig.add_scatter(x=[None], y=[None], mode="lines", name="clean accuracy", line={"color": "#555", "dash": "dash"})
     title = "Fig 12b · accuracy per corruption" + (f" · {_name(label, one)}" if label else "")
@@ -296,16 +393,26 @@ def trajectory_figure(trajectories: dict[str, dict]) -> go.Figure:
     for slot, (label, data) in enumerate(trajectories.items()):
         name = _name(label, data)
         fig.add_scatterpolar(
-            r=data["r"], theta=data["theta_deg"], customdata=data["epochs"], mode="lines+markers", name=name,
+            r=data["r"],
+            theta=data["theta_deg"],
+            customdata=data["epochs"],
+            mode="lines+markers",
+            name=name,
             **_style(slot),
             hovertemplate=f"{name}<br>epoch %{{customdata}}: r %{{r:.3f}}, θ %{{theta:.1f}}°<extra></extra>",
         )
     widest = max((t for data in trajectories.values() for t in data["theta_deg"]), default=0.0)
     top = min(180, max(90, 15 * math.ceil(widest / 15)))
     layout(fig, "Fig 1b · optimization trajectory: r_t against θ_t (degrees)", None)
-    return fig.update_layout(polar={
-        "sector": [0, top],
-        "angularaxis": {"dtick": 15, "ticksuffix": "°", "direction": "counterclockwise", "rotation": 0},
-        "radialaxis": {"title": {"text": "r_t = ‖Δw_t‖ / ‖Δw_init‖"}, "rangemode": "tozero", "angle": 90,
-                       "side": "counterclockwise"},
-    })
+    return fig.update_layout(
+        polar={
+            "sector": [0, top],
+            "angularaxis": {"dtick": 15, "ticksuffix": "°", "direction": "counterclockwise", "rotation": 0},
+            "radialaxis": {
+                "title": {"text": "r_t = ‖Δw_t‖ / ‖Δw_init‖"},
+                "rangemode": "tozero",
+                "angle": 90,
+                "side": "counterclockwise",
+            },
+        }
+    )

@@ -11,11 +11,15 @@ The ImageNet models run with **seeded random weights**, labelled as such on ever
 predictions are meaningless and their measurements show the architecture alone. The CIFAR-10 models
 (AlterNet, PreAct ResNet, CIFAR ViT) run with the checkpoints trained for this app, which are bundled."""
 
-WEIGHTS = ("Trained where available: ImageNet weights from the hub when online; CIFAR-10 models always "
-           "use their bundled checkpoints; random weights otherwise, labelled.")
+WEIGHTS = (
+    "Trained where available: ImageNet weights from the hub when online; CIFAR-10 models always "
+    "use their bundled checkpoints; random weights otherwise, labelled."
+)
 
-ANY_TIMM = ("Comma-separated timm names, added to the models checked: ViT, DeiT, BEiT, EVA, ResNet, ResNeXt, "
-            "ConvNeXt, Swin, PiT, CoAtNet, MaxViT or MobileViT, split into blocks from their own structure.")
+ANY_TIMM = (
+    "Comma-separated timm names, added to the models checked: ViT, DeiT, BEiT, EVA, ResNet, ResNeXt, "
+    "ConvNeXt, Swin, PiT, CoAtNet, MaxViT or MobileViT, split into blocks from their own structure."
+)
 
 RANDOM_BADGE = "⚠️ **random weights** (seed {seed}): predictions and maps are not meaningful"
 
@@ -24,28 +28,29 @@ One column per model. **Top-5 predictions** (ImageNet classes; CIFAR-10 for the 
 where the model looks: for attention models the **CLS token's attention** to every image patch in a
 chosen layer and head (or the head mean, or the **attention rollout** through all layers, Abnar &
 Zuidema 2020); for Swin and AlterNet, whose attention stays inside local windows, the attention each
-position receives within its window; for CNNs, **Grad-CAM** of the top-1 class. Early ViT layers attend locally, late layers globally
-(watch the mean attention distance in the caption grow with depth). Sliders, heads and colours
+position receives within its window; for CNNs, **Grad-CAM** of the top-1 class. The paper (Fig 5 and
+Raghu et al.): in trained ViTs early layers attend locally and late layers globally, so the mean
+attention distance grows with depth; each column says what it is here. Layers, heads and colours
 re-draw from results already computed; nothing is re-run. Below each model, **switch residual units
 off** (a lesion study, Fig 10b) and watch its predictions and curves change; subsampling and embedding
 blocks have no shortcut to fall back on and are not offered."""
 
 FOURIER = """### Fourier analysis of feature maps (Fig 2a)
 Relative log amplitude of each block's Fourier-transformed feature map, from the zero frequency
-(0.0π) to the highest (1.0π), one curve per block, dark (shallow) to yellow (deep). Trained ViTs keep
-the high-frequency amplitude low as depth grows (MSAs are low-pass filters); trained ResNets raise
-it (Convs are high-pass filters)."""
+(0.0π) to the highest (1.0π), one curve per block, dark (shallow) to yellow (deep). The paper: trained
+ViTs keep the high-frequency amplitude low as depth grows (MSAs are low-pass filters), trained ResNets
+raise it (Convs are high-pass filters). Fig 8 below counts, unit by unit, which way these models go."""
 
 HIGH_FREQUENCY = """### High frequencies block by block (Fig 8)
 The Δ log amplitude at 1.0π of every block against normalized depth. Gray spans are steps into an
-MSA block, blue spans into a subsampling block. In a trained ViT, MSAs (gray) almost always lower
-the high-frequency amplitude and MLPs (white) raise it, except in the earliest blocks. Click a model
-in the legend to hide it with its shading; double-click to show it alone."""
+MSA block, blue spans into a subsampling block (shaded for the first model; pick another below). The
+paper: in a trained ViT, MSAs almost always lower the high-frequency amplitude and MLPs raise it,
+except in the earliest blocks. Click a model in the legend to hide it; double-click to show it alone."""
 
 VARIANCE = """### Feature map variance (Fig 9)
-Variance of each block's feature map. MSAs (gray) lower it: they ensemble feature maps; Convs and
-MLPs (white) raise it. Variance accumulates with depth, and in ResNet it peaks at the end of each
-stage. The paper plots each model on its own linear axis; here models share a log axis."""
+Variance of each block's feature map. The paper: MSAs lower it (they ensemble feature maps), Convs
+and MLPs raise it; it accumulates with depth, and in ResNet peaks at the end of each stage. The paper
+plots each model on its own linear axis; here models share a log axis."""
 
 DATASET = """### Dataset curves: Figs 2a, 8 and 9 over many images
 The paper's curves are averages over ImageNet's validation images, not one photo. Upload a **ZIP of
@@ -62,20 +67,22 @@ Conv blocks with local (4×4-window) **MSA blocks**, by the paper's *build-up ru
 last stage**, alternately (Conv, MSA, Conv, MSA); when another MSA in a stage stops helping, continue at
 the end of the previous stage. Step through the build-up (Fig 12a) or toggle blocks yourself. The
 drawing follows Fig 11: white Conv, gray MSA, blue subsampling blocks. The Fig 8 and Fig 9 curves compare
-the chosen AlterNet with the CIFAR ResNet (no MSA) and the CIFAR ViT (all MSA): with trained weights,
-the curve drops at each gray (MSA) step, as MSAs low-pass filter and ensemble feature maps."""
+the chosen AlterNet with the CIFAR ResNet (no MSA) and the CIFAR ViT (all MSA). The paper: with trained
+weights the curves drop at the MSA steps, as MSAs low-pass filter and ensemble feature maps; under the
+curves, the counts say whether they do here."""
 
 FINDINGS_INTRO = """### The paper's other findings, on the bundled CIFAR-10 models
 Loss landscapes, Hessian spectra, robustness, similarity and lesions of the CIFAR ResNet (AlterNet
-step 0), the paper's AlterNet (step 6) and the CIFAR ViT, all trained here for 2 epochs: the paper's
-models trained 100x longer, so check each claim against what these models show (the README says which
-hold at this scale). The figures are stored results, shown at once; **Recompute** runs an analysis again
-with this app's code (minutes of CPU)."""
+step 0), the paper's AlterNet (step 6) and the CIFAR ViT, trained here (each figure names the weights
+and their accuracy): the paper's models trained far longer, so check each claim against what these
+models show (the README's claims table says which hold). The figures are stored results, shown at
+once; **Recompute** runs an analysis again with this app's code (minutes of CPU)."""
 
 FINDINGS = {
     "landscape": """#### Loss landscape (Fig 1a)
 NLL + ℓ2 around the trained weights along two random filter-normalized directions (Li et al., 2018), on
-training images, and the 1-D slice along the first (log axis). The paper: ViT's landscape is flatter than ResNet's, most visibly at the edges.
+training images, and the 1-D slice along the first (log axis). The paper: ViT's landscape is flatter than
+ResNet's, most visibly at the edges.
 Compare how fast each model's loss rises away from the centre (×).""",
     "trajectory": """#### Training trajectory (Fig 1b)
 Each point is the weights at one moment of training in polar coordinates around the final weights:

@@ -3,6 +3,7 @@
 Their pretrained weights are checkpoints bundled in assets/checkpoints/ (see engine.checkpoint);
 a placement with no bundled checkpoint raises WeightsUnavailableError rather than going random.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -14,10 +15,11 @@ from torch import nn
 from .. import blocks as B
 from ..errors import WeightsUnavailableError
 from ..placement import PAPER_DEPTHS, Placement, buildup_sequence, parse
-from ..weights_choice import Weights
 from ..registry import ASSETS, ModelSpec, Transform, get_spec, load_checkpoint, register_model
+from ..weights_choice import Weights
 from .alternet import AlterNet, alternet_blocks
-from .cifar_vit import DEFAULTS as VIT_DEFAULTS, vit_cifar
+from .cifar_vit import DEFAULTS as VIT_DEFAULTS
+from .cifar_vit import vit_cifar
 
 CIFAR10_CLASSES = ("airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck")
 CIFAR10_MEAN = (0.4914, 0.4822, 0.4465)
@@ -41,12 +43,14 @@ def cifar_transform(model: nn.Module | None = None) -> Transform:
     """PIL image -> normalized (3, 32, 32) tensor: center crop to a square, bicubic resize to 32x32."""
     from torchvision import transforms as T
 
-    return T.Compose([
-        square_crop,
-        T.Resize((32, 32), interpolation=T.InterpolationMode.BICUBIC, antialias=True),
-        T.ToTensor(),
-        T.Normalize(CIFAR10_MEAN, CIFAR10_STD),
-    ])
+    return T.Compose(
+        [
+            square_crop,
+            T.Resize((32, 32), interpolation=T.InterpolationMode.BICUBIC, antialias=True),
+            T.ToTensor(),
+            T.Normalize(CIFAR10_MEAN, CIFAR10_STD),
+        ]
+    )
 
 
 def resolve_placement(msa: str | Placement | None, depths: Sequence[int]) -> Placement:
@@ -143,7 +147,9 @@ def pretrained_vit_cifar(**options) -> tuple[nn.Module, str]:
     return bundled(checkpoint_stem("vit_cifar", options), "the CIFAR ViT")
 
 
-def _cifar_spec(name: str, label: str, family: str, build: Callable, blocks: Callable, attention, pretrained) -> ModelSpec:
+def _cifar_spec(
+    name: str, label: str, family: str, build: Callable, blocks: Callable, attention, pretrained
+) -> ModelSpec:
     return ModelSpec(
         name=name,
         label=label,
@@ -159,8 +165,28 @@ def _cifar_spec(name: str, label: str, family: str, build: Callable, blocks: Cal
     )
 
 
-register_model(_cifar_spec("alternet", "Alter-ResNet-50 (CIFAR)", "alternet", build_alternet, alternet_blocks, "window", pretrained_alternet))
 register_model(
-    _cifar_spec("preact_resnet", "PreAct ResNet-50 (CIFAR)", "resnet", build_preact_resnet, alternet_blocks, None, pretrained_preact_resnet)
+    _cifar_spec(
+        "alternet",
+        "Alter-ResNet-50 (CIFAR)",
+        "alternet",
+        build_alternet,
+        alternet_blocks,
+        "window",
+        pretrained_alternet,
+    )
 )
-register_model(_cifar_spec("vit_cifar", "ViT/4 (CIFAR)", "vit", vit_cifar, B.vit_blocks, "global", pretrained_vit_cifar))
+register_model(
+    _cifar_spec(
+        "preact_resnet",
+        "PreAct ResNet-50 (CIFAR)",
+        "resnet",
+        build_preact_resnet,
+        alternet_blocks,
+        None,
+        pretrained_preact_resnet,
+    )
+)
+register_model(
+    _cifar_spec("vit_cifar", "ViT/4 (CIFAR)", "vit", vit_cifar, B.vit_blocks, "global", pretrained_vit_cifar)
+)

@@ -15,6 +15,7 @@ Every block ends its residual branch in `branch_out` (an nn.Identity, before the
 hook there can switch the block off (a lesion). Each attention's `attn_probs` sees the softmax,
 shaped (B * windows, heads, N, N) with N = window ** 2, windows in row-major order over the map.
 """
+
 from __future__ import annotations
 
 import torch

@@ -5,6 +5,7 @@ such a CPU; the default here, patch 4 (64 tokens plus CLS), embed 128, depth 8, 
 about 94 images/s, like the width-16 AlterNet family. `patch_size=2, embed_dim=192, depth=12,
 num_heads=3` builds the paper's model.
 """
+
 from __future__ import annotations
 
 from timm.models.vision_transformer import VisionTransformer

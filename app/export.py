@@ -202,8 +202,8 @@ def alternet_zip(run: LabRun, placement: Placement) -> bytes:
     from .views.alternet import architecture_svg
 
     figs = {
-        "fig8-high-frequency": for_export(figures.high_frequency(run.results, shaded=1), run.results),
-        "fig9-variance": for_export(figures.variance(run.results, True, shaded=1), run.results),
+        "fig8-high-frequency": for_export(figures.high_frequency(run.results, shaded=0), run.results),
+        "fig9-variance": for_export(figures.variance(run.results, True, shaded=0), run.results),
     }
     return figures_zip(figs, {f"fig11-alternet-{placement.tag}.svg": architecture_svg(placement).encode()})
 

@@ -88,7 +88,7 @@ class Slot:
             self.header: column.title,
             self.predictions: gr.Label(column.top5, label=column.top5_title, show_heading=not column.random),
             self.view: gr.Image(column.image, label=column.map_title),
-            self.caption: column.caption,
+            self.caption: f"{column.caption}  \n{column.distance}" if column.distance else column.caption,
             self.controls: gr.Group(visible=column.layers > 0),
             self.layer: gr.Slider(1, max(column.layers, 2), value=max(column.layers, 1), step=1, interactive=True),
             self.head: gr.Dropdown(column.heads, value=MEAN, interactive=True),
@@ -124,8 +124,14 @@ def compare_column(i: int) -> list:
 
 
 def page_updates(page: Page, slots: list[Slot]) -> dict:
-    """Every slot, Fig 8 and Fig 9, and the runs kept in the session state."""
-    updates = {state: page.runs, high_frequency: page.high_frequency, variance: page.variance}
+    """Every slot, Fig 8 and Fig 9 with what they show here, and the runs kept in the session state."""
+    updates = {
+        state: page.runs,
+        high_frequency: page.high_frequency,
+        variance: page.variance,
+        high_frequency_here: page.high_frequency_here,
+        variance_here: page.variance_here,
+    }
     for i, slot in enumerate(slots):
         updates |= slot.show(page.columns[i] if i < len(page.columns) else None)
     return updates
@@ -147,6 +153,7 @@ def analyze_page(
     page = tab.analyze(image, names, typed, weights, Look(colormap, opacity, log_y), report=watched(progress, request))
     return page_updates(page, slots) | {
         status: page.status,
+        shaded: gr.Dropdown([(run.result.label, i) for i, run in enumerate(page.runs)], value=0),
         figure_name: gr.Dropdown(page.figure_choices, value="fig9-variance"),
         exported: gr.File(value=None),  # an export of the previous analysis must not stay on offer
     }
@@ -167,14 +174,13 @@ def lesion(slot: int) -> Callable:
     """The handler re-running one slot's model with the chosen units switched off (none: restored)."""
 
     @user_facing
-    def switch_off(runs: list[ModelRun], indices: list[int], colormap: str, opacity: float, log_y: bool) -> dict:
-        page = tab.lesion(runs, slot, indices, Look(colormap, opacity, log_y))
+    def switch_off(
+        runs: list[ModelRun], indices: list[int], colormap: str, opacity: float, log_y: bool, shade: int = 0
+    ) -> dict:
+        page = tab.lesion(runs, slot, indices, Look(colormap, opacity, log_y, shade or 0))
         updates = page_updates(page, slots)
-        return {
-            key: value
-            for key, value in updates.items()
-            if key in (state, high_frequency, variance, *slots[slot].outputs)
-        }
+        shown = (state, high_frequency, variance, high_frequency_here, variance_here, *slots[slot].outputs)
+        return {key: value for key, value in updates.items() if key in shown}
 
     return switch_off
 
@@ -263,21 +269,36 @@ with gr.Blocks(title="ViT explorer", delete_cache=(600, FILE_TTL_S)) as demo:
                 with gr.Column():
                     gr.Markdown(text.HIGH_FREQUENCY)
                     high_frequency = gr.Plot(show_label=False, elem_id="high-frequency")
+                    high_frequency_here = gr.Markdown(elem_id="high-frequency-here")
                 with gr.Column():
                     gr.Markdown(text.VARIANCE)
                     variance = gr.Plot(show_label=False, elem_id="variance")
-                    log_y = gr.Checkbox(value=True, label=LABEL.log_y)
+                    variance_here = gr.Markdown(elem_id="variance-here")
+                    with gr.Row():
+                        log_y = gr.Checkbox(value=True, label=LABEL.log_y)
+                        shaded = gr.Dropdown([("the first model", 0)], value=0, label=LABEL.shaded, elem_id="shaded")
             dataset_panel.build(DatasetTab(service), models, typed_models, weights)
         with gr.Tab("AlterNet (Section 4)", id="alternet"):
             alternet_panel.build(demo, AlterNetTab(CifarLab(service)), image)
         with gr.Tab("Paper figures", id="paper"):
             findings_panel.build(PaperTab(PaperFindings(service)), image)
+    here = [high_frequency_here, variance_here]
     slots = [Slot(*parts, *spectrum) for parts, spectrum in zip(compare, spectra)]
 
     run.click(
         analyze_page,
         [image, models, weights, colormap, opacity, log_y, typed_models],
-        [state, status, *[c for slot in slots for c in slot.outputs], high_frequency, variance, figure_name, exported],
+        [
+            state,
+            status,
+            *[c for slot in slots for c in slot.outputs],
+            *here,
+            shaded,
+            high_frequency,
+            variance,
+            figure_name,
+            exported,
+        ],
         api_name="run",
         show_progress_on=status,
     )
@@ -294,12 +315,18 @@ with gr.Blocks(title="ViT explorer", delete_cache=(600, FILE_TTL_S)) as demo:
         gr.on(
             [slot.lesion.input],
             lesion(i),
-            [state, slot.lesion, colormap, opacity, log_y],
-            [state, *slot.outputs, high_frequency, variance],
+            [state, slot.lesion, colormap, opacity, log_y, shaded],
+            [state, *slot.outputs, *here, high_frequency, variance],
             api_name=f"lesion_{i}",
             show_progress_on=slot.lesion,
         )
-    log_y.input(tab.variance, [state, log_y], variance, api_visibility="private")
+    gr.on(
+        [log_y.input, shaded.input],
+        lambda runs, log, shade: tab.curves(runs, Look(log_y=log, shaded=shade or 0)),
+        [state, log_y, shaded],
+        [high_frequency, variance],
+        api_visibility="private",
+    )
     gr.api(analyze, api_name="analyze")
     gr.api(forward_passes, api_name="forward_passes")
     export_one.click(export_one_figure, [state, figure_name, figure_format], exported, api_name="export_figure")

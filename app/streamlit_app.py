@@ -80,7 +80,13 @@ def offer(download: Download | None, key: str) -> None:
 
 
 def look() -> Look:
-    return Look(state.get("colormap", "inferno"), state.get("opacity", 0.6), state.get("log_y", True))
+    shaded = state.get("shaded", 0)
+    return Look(
+        state.get("colormap", "inferno"),
+        state.get("opacity", 0.6),
+        state.get("log_y", True),
+        shaded if shaded is not None and shaded < len(state.runs) else 0,
+    )
 
 
 def analyze(picture: tuple[bytes, str], names: list[str], typed: str, weights: str) -> None:
@@ -94,7 +100,10 @@ def analyze(picture: tuple[bytes, str], names: list[str], typed: str, weights: s
             st.error(str(exc))
             return
         status.update(label=f"{page.status[:-1]} on {picture[1]}.", state="complete", expanded=False)
-    for key in [k for k in state if str(k).split("_")[0] in ("layer", "head", "rollout", "lesion")] + ["exported"]:
+    for key in [k for k in state if str(k).split("_")[0] in ("layer", "head", "rollout", "lesion")] + [
+        "exported",
+        "shaded",
+    ]:
         state.pop(key, None)
     state.runs, state.photo_name = page.runs, picture[1]
 
@@ -123,6 +132,8 @@ def model_column(i: int, column: Column) -> None:
     for label, probability in column.top5.items():
         st.progress(probability, label if column.random else f"{label}: {100 * probability:.1f}%")
     where_it_looks(i)
+    if column.distance:
+        st.caption(column.distance)
     chosen = st.multiselect(
         LABEL.lesion,
         [index for _, index in column.units],
@@ -175,9 +186,14 @@ def compare_tab() -> None:
     left, right = st.columns(2)
     left.markdown(text.HIGH_FREQUENCY)
     left.plotly_chart(page.high_frequency, key="high_frequency")
+    left.markdown(page.high_frequency_here)
     right.markdown(text.VARIANCE)
+    right.plotly_chart(page.variance, key="variance")
+    right.markdown(page.variance_here)
     right.checkbox(LABEL.log_y, True, key="log_y")
-    right.plotly_chart(compare.variance(state.runs, state.log_y), key="variance")
+    right.selectbox(
+        LABEL.shaded, range(len(page.columns)), format_func=lambda i: page.runs[i].result.label, key="shaded"
+    )
     exports(page)
 
 
@@ -283,6 +299,7 @@ def alternet_tab(picture: tuple[bytes, str]) -> None:
     columns[2].plotly_chart(shown.variance, key="alternet_variance")
     if shown.accuracy:
         st.markdown(shown.accuracy)
+    st.markdown(shown.here)
     try:
         if st.button(LABEL.alternet_export, key="alternet_export"):
             state.alternet_exported = alternet.export(shown)

@@ -24,20 +24,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repositor
 
 import engine
 from engine.cifar_subset import subset
+from engine.claims import Count, Evidence
 from engine.placement import PAPER_DEPTHS, buildup_sequence
-from engine.results import ModelResult
 
 
-def shares(result: ModelResult, value: str) -> tuple[float, float]:
-    """(share of MSA units lowering `value`, share of Conv/MLP units raising it)."""
-    values = [getattr(b, value) for b in result.blocks]
-    lower = [values[i] < values[i - 1] for i, b in enumerate(result.blocks) if b.kind == "msa"]
-    raise_ = [values[i] > values[i - 1] for i, b in enumerate(result.blocks) if b.kind in ("conv", "mlp")]
-
-    def share(flags):
-        return float(np.mean(flags)) if flags else float("nan")
-
-    return share(lower), share(raise_)
+def share(count: Count) -> float:
+    return count.share if count.share is not None else float("nan")
 
 
 def main() -> None:
@@ -74,7 +66,14 @@ def main() -> None:
             continue
         result = engine.Analyzer(model, batch_size=100).analyze(list(images))
         accuracy = np.mean([p[0].index == y for p, y in zip(result.predictions, labels)])
-        cells = [*shares(result, "variance"), *shares(result, "high_freq")]
+        e = Evidence.of(result)
+        counts = [
+            e.msa_lower_variance,
+            e.others_raise_variance,
+            e.msa_lower_high_frequency,
+            e.others_raise_high_frequency,
+        ]
+        cells = [share(count) for count in counts]
         print(
             f"| {label} | {accuracy:.1%} | " + " | ".join(f"{c:.0%}" if c == c else "-" for c in cells) + " |",
             flush=True,

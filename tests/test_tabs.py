@@ -39,6 +39,11 @@ def test_compare_analyzes_redraws_lesions_and_exports(service: Service, sample_p
     assert list(vit.top5.values()) == [p.probability for p in direct.predictions[0]]  # the engine's own numbers
     assert vit.layers == 8 and vit.rollout and resnet.layers == 0 and "Grad-CAM" in resnet.caption
     assert vit.image.shape[2] == 3 and ("Fig 9: feature-map variance", "fig9-variance") in page.figure_choices
+    assert "ViT/4 (CIFAR) (random weights" in page.variance_here and "MSA units lowered it in" in page.variance_here
+    assert "mean attention distance here" in vit.distance.lower() and resnet.distance == ""
+    legend = [trace.name for trace in tab.curves(page.runs, Look(shaded=1))[1].data if trace.name]
+    assert "MSA block (gray, PreAct ResNet-50 (CIFAR))" not in legend  # the ResNet has no MSA span to shade
+    assert any(name.startswith("subsampling (blue, PreAct") for name in legend)
 
     passes = service.forward_passes
     image, caption = tab.view(page.runs[0], ViewOptions(layer=1, head="2"), Look("viridis", 1.0))
@@ -79,6 +84,7 @@ def test_alternet_keeps_step_grid_and_text_in_step_and_names_every_bad_entry(ser
     shown = tab.on_photo("s4:4", str(sample_photo))
     assert shown.drawing.startswith("<svg") and "M** parameters" in shown.cost and "build-up step 1" in shown.source
     assert shown.seen.shape == (192, 192, 3) and shown.high_frequency is not None and shown.accuracy == ""
+    assert shown.here.count("AlterNet, step 1 (1 MSA)") == 2 and "MSA units lowered it in" in shown.here
     names = [trace.name for trace in shown.variance.data if trace.name]
     assert "AlterNet, step 1 (1 MSA)" in names and "PreAct ResNet-50 (CIFAR)" in names
     assert tab.on_photo("s4:4", None).run is None

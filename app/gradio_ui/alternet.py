@@ -82,7 +82,7 @@ def build(demo: gr.Blocks, tab: AlterNetTab, image: gr.Image) -> None:
             tab_view.seen,
             tab_view.high_frequency,
             tab_view.variance,
-            tab_view.source,
+            f"{tab_view.source}\n\n{tab_view.here}".strip(),
             tab_view.accuracy,
             tab_view,
         ]

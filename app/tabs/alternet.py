@@ -19,7 +19,7 @@ from app.cifar_lab import STEPS, CifarLab, LabRun, step_of
 from app.service import Report
 from app.tabs import Download, problem, problems
 from app.views import alternet as view
-from app.views import figures
+from app.views import evidence, figures
 from engine.images import ImageInput
 from engine.placement import PAPER_DEPTHS, Placement, PlacementError, parse
 
@@ -51,6 +51,7 @@ class AlterNetView:
     source: str  # Markdown: what the curves are measured on
     accuracy: str  # Markdown: subset accuracies, "" for a photo
     run: LabRun | None
+    here: str = ""  # Markdown: Figs 8 and 9's claims counted on the curves shown
 
 
 def builder(placement: Placement) -> Builder:
@@ -125,10 +126,11 @@ class AlterNetTab:
         return AlterNetView(
             **common,
             seen=view.input_view(run),
-            high_frequency=figures.high_frequency(run.results, shaded=1),
-            variance=figures.variance(run.results, True, shaded=1),
+            high_frequency=figures.high_frequency(run.results, shaded=0),
+            variance=figures.variance(run.results, True, shaded=0),
             source=f"{view.placement_status(placement)} Curves: {what}; shading: AlterNet's blocks.",
             accuracy=view.accuracy_markdown(run) if run.accuracy else "",
+            here=f"{evidence.high_frequency_here(run.results)}\n\n{evidence.variance_here(run.results)}",
         )
 
     @staticmethod

@@ -17,7 +17,7 @@ import plotly.graph_objects as go
 from app import export
 from app.service import ModelRun, Report, Service, picked_models
 from app.tabs import Download, problem, problems
-from app.views import figures
+from app.views import evidence, figures
 from app.views import texts as text
 from app.views.attention import MEAN, ViewOptions, attention_layers, head_choices, render
 from engine.results import ModelResult
@@ -27,11 +27,12 @@ DEFAULT_FIGURE = "fig9-variance"
 
 @dataclass(frozen=True)
 class Look:
-    """How maps and curves are drawn: colours, opacity, the variance axis."""
+    """How maps and curves are drawn: colours, opacity, the variance axis, whose blocks Figs 8 and 9 shade."""
 
     colormap: str = "inferno"
     opacity: float = 0.6
     log_y: bool = True
+    shaded: int = 0  # the model (its position) whose MSA and subsampling spans are shaded
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,7 @@ class Column:
     layers: int  # attention layers (0: no layer and head controls)
     heads: list[str]
     rollout: bool  # whether a rollout can be shown
+    distance: str  # Markdown: the mean attention distance by depth here ("" without global attention)
     units: list[tuple[str, int]]  # (label, block index) of the units a lesion may switch off
     lesion: list[int]
     spectrum: go.Figure  # Fig 2a
@@ -61,6 +63,8 @@ class Page:
     columns: list[Column]
     high_frequency: go.Figure
     variance: go.Figure
+    high_frequency_here: str  # Markdown: Fig 8's claims counted on these results
+    variance_here: str  # Markdown: Fig 9's
     figure_choices: list[tuple[str, str]] = field(default_factory=list)  # (title, name) of exportable figures
     status: str = ""
 
@@ -105,8 +109,10 @@ class CompareTab:
         return Page(
             runs,
             [self.column(run, look) for run in runs],
-            figures.high_frequency(results),
-            figures.variance(results, look.log_y),
+            figures.high_frequency(results, look.shaded),
+            figures.variance(results, look.log_y, look.shaded),
+            evidence.high_frequency_here(results),
+            evidence.variance_here(results),
             export.figure_choices(results),
             status,
         )
@@ -128,6 +134,7 @@ class CompareTab:
             layers=layers,
             heads=head_choices(run),
             rollout=result.attention is not None and result.attention.rollout is not None,
+            distance=evidence.distance_here(result),
             units=list(run.units),
             lesion=list(run.lesion),
             spectrum=figures.fourier_spectrum(result),
@@ -147,8 +154,10 @@ class CompareTab:
         return self.page([changed if i == slot else run for i, run in enumerate(runs)], look)
 
     @staticmethod
-    def variance(runs: list[ModelRun], log_y: bool) -> go.Figure:
-        return figures.variance([run.result for run in runs], log_y)
+    def curves(runs: list[ModelRun], look: Look) -> tuple[go.Figure, go.Figure]:
+        """Figs 8 and 9 re-drawn from stored results (another axis, or another model's spans shaded)."""
+        results = [run.result for run in runs]
+        return figures.high_frequency(results, look.shaded), figures.variance(results, look.log_y, look.shaded)
 
     @staticmethod
     def export_figure(runs: list[ModelRun], name: str, fmt: str) -> Download:

@@ -136,21 +136,24 @@ def _by_depth(
     y_title: str,
     y_format: str,
     log_y: bool = False,
-    shaded: int | None = None,
+    shaded: int | None = 0,
 ) -> go.Figure:
-    """Models overlaid by depth; the blocks of the first `shaded` models (all by default) shaded."""
+    """Models overlaid by depth; the MSA and subsampling blocks of model `shaded` (its position; None: no
+    model's) shaded, since several models' spans together would shade the whole axis."""
     fig = go.Figure()
     y_range = _y_range([values(block) for result in results for block in result.blocks], log_y)
     groups = [f"{slot}:{result.name}" for slot, result in enumerate(results)]
+    chosen = [] if shaded is None or not 0 <= shaded < len(results) else [shaded]
+    whose = f", {results[chosen[0]].label}" if chosen and len(results) > 1 else ""
     for kind, (color, label) in SHADES.items():
-        traces = [_spans(result, kind, y_range, log_y, group) for result, group in list(zip(results, groups))[:shaded]]
+        traces = [_spans(results[i], kind, y_range, log_y, groups[i]) for i in chosen]
         fig.add_traces([trace for trace in traces if trace is not None])
         if any(traces):
             fig.add_scatter(
                 x=[None],
                 y=[None],
                 mode="markers",
-                name=label,
+                name=label.replace(")", f"{whose})") if whose else label,
                 hoverinfo="skip",
                 legendrank=1001,
                 marker={"symbol": "square", "size": 14, "color": color.replace("0.16", "0.4")},
@@ -171,16 +174,18 @@ def _by_depth(
         )
     layout(fig, title, "Normalized depth", y_title, x_range=(0, 1))
     fig.update_yaxes(type="log" if log_y else "linear", range=y_range)
+    if log_y and y_range[1] - y_range[0] < 1:  # under a decade plotly labels ticks 2, 3, ... 9: give values
+        fig.update_yaxes(tickformat=".3~g")
     return fig
 
 
-def high_frequency(results: list[ModelResult], shaded: int | None = None) -> go.Figure:
+def high_frequency(results: list[ModelResult], shaded: int | None = 0) -> go.Figure:
     """Fig 8: Δ log amplitude at 1.0π per block against normalized depth."""
     title = "Fig 8 · high-frequency Δ log amplitude (1.0π)"
     return _by_depth(results, lambda b: b.high_freq, title, "Δ log amplitude", ".3f", shaded=shaded)
 
 
-def variance(results: list[ModelResult], log_y: bool = True, shaded: int | None = None) -> go.Figure:
+def variance(results: list[ModelResult], log_y: bool = True, shaded: int | None = 0) -> go.Figure:
     """Fig 9: feature-map variance per block against normalized depth (log axis by default)."""
     title = "Fig 9 · feature map variance"
     return _by_depth(results, lambda b: b.variance, title, "Variance", ".3g", log_y, shaded)

@@ -128,6 +128,7 @@ class Labels:
     rollout = "Rollout (all layers)"
     lesion = "Switch off units (lesion, Fig 10b)"
     log_y = "Log variance axis"
+    shaded = "Shade the blocks of"
     map_png = "Map as PNG"
     exports = "Export for teaching: figures as PNG or SVG, or the whole teaching pack"
     export_figure_name = "Figure"

@@ -95,7 +95,7 @@ def architecture_svg(placement: Placement, width: int = DEFAULT_WIDTH) -> str:
 def cost_markdown(cost: Cost) -> str:
     return (
         f"**{cost.params / 1e6:.2f} M** parameters · **{cost.flops / 1e9:.2f} GFLOPs** per 32×32 image "
-        f"(2 per multiply-add) · **{cost.latency_ms:.0f} ms** CPU latency (median of 5 passes, batch 1)"
+        "(2 per multiply-add)"
     )
 
 

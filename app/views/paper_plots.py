@@ -93,7 +93,13 @@ def noise_figure(results: dict[str, dict]) -> go.Figure:
         fig.add_trace(_line(slot, name, data["frequencies"], drop, f"%{{x:.1f}}π: {measure} drop %{{y:.1f}} pp"))
     fig.add_hline(0, line={"color": "#888", "width": 1})
     y_title = " / ".join(f"{m.capitalize()} drop" for m in dict.fromkeys(measures)) + " (pp)"
-    layout(fig, "Fig 2b · drop under frequency-based random noise", "Noise frequency", y_title)
+    title = "Fig 2b · drop under frequency-based random noise"
+    if "accuracy" not in measures:  # the photo panel: one image, one class
+        title = (
+            "Noise on your photo · drop of each model's top-1 probability<br><sup>one photo, not the paper's "
+            "dataset measurement; below 0 the noise raised the probability</sup>"
+        )
+    layout(fig, title, "Noise frequency", y_title)
     return fig.update_xaxes(range=[-0.03, 1.03], **PI_TICKS)
 
 

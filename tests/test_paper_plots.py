@@ -155,7 +155,7 @@ def test_hessian_histograms_are_the_eigenvalues_negative_ones_included(models, d
     for trace, result in zip(fig.data, (flat, tiny)):
         assert list(trace.x) == [v for batch in result["eigenvalues"] for v in batch]
     assert min(fig.data[0].x) == pytest.approx(-4, abs=1e-2)  # negative eigenvalues are plotted
-    assert fig.data[0].name == f"Saddle · NEP 66.7% · APE {flat['ape']:.3g}"
+    assert fig.data[0].name == f"Saddle · NEP (negative share) 66.7% · APE (mean positive) {flat['ape']:.3g}"
     low, high = fig.layout.xaxis.range
     assert low < min(fig.data[0].x) and high > max(max(t.x) for t in fig.data) and low == -high
     bins = fig.data[0].xbins

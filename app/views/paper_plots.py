@@ -133,7 +133,8 @@ def similarity_figure(sim: dict, row_label: str, column_label: str) -> go.Figure
     images = f", {sim['images']} images" if sim.get("images") else ""
     layout(
         fig,
-        f"Fig 10a · feature map similarity (CKA){images}",
+        f"Fig 10a · {row_label if row_label == column_label else f'{row_label} vs {column_label}'}: "
+        f"feature map similarity (CKA){images}",
         f"{column_label} block",
         f"{row_label} block",
         height=420,
@@ -190,7 +191,8 @@ def lesion_figure(results: dict[str, dict]) -> go.Figure:
                 cliponaxis=False,
             )
         )
-    layout(fig, "Fig 10b · accuracy drop with one unit removed", "Normalized depth", "Accuracy drop (pp)")
+    who = f"{next(iter(results))}: " if len(results) == 1 else ""
+    layout(fig, f"Fig 10b · {who}accuracy drop with one unit removed", "Normalized depth", "Accuracy drop (pp)")
     fig.update_xaxes(range=[0, 1])
     return fig.update_yaxes(range=y_range)
 
@@ -206,9 +208,9 @@ def _hessian_name(label: str, data: dict) -> str:
     """The label with NEP (share of negative eigenvalues) and APE (mean positive one) where the JSON has them."""
     parts = [_name(label, data)]
     if data.get("nep") is not None:
-        parts.append(f"NEP {100 * data['nep']:.1f}%")
+        parts.append(f"NEP (negative share) {100 * data['nep']:.1f}%")
     if data.get("ape") is not None:
-        parts.append(f"APE {data['ape']:.3g}")
+        parts.append(f"APE (mean positive) {data['ape']:.3g}")
     return " · ".join(parts)
 
 

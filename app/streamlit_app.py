@@ -109,10 +109,10 @@ def analyze(picture: tuple[bytes, str], names: list[str], typed: str, weights: s
 
 
 @st.fragment
-def where_it_looks(i: int) -> None:
-    """One model's map with its layer, head and rollout controls: re-drawn alone, from stored results."""
+def where_it_looks(i: int, column: Column) -> None:
+    """One model's map with its layer, head and rollout controls: re-drawn alone, from stored results
+    (`column`, from the page's last full run, gives the controls' ranges)."""
     run = state.runs[i]
-    column = compare.column(run, look())
     options = ViewOptions(column.layers, MEAN)
     if column.layers:
         layer = st.slider(LABEL.layer, 1, max(column.layers, 2), column.layers, key=f"layer_{i}")
@@ -131,7 +131,7 @@ def model_column(i: int, column: Column) -> None:
     st.caption(column.top5_title)
     for label, probability in column.top5.items():
         st.progress(probability, label if column.random else f"{label}: {100 * probability:.1f}%")
-    where_it_looks(i)
+    where_it_looks(i, column)
     if column.distance:
         st.caption(column.distance)
     chosen = st.multiselect(

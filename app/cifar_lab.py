@@ -76,7 +76,7 @@ class CifarLab:
     def analyze_photo(self, image: ImageInput, placement: Placement) -> LabRun:
         picture = self.service.picture(image)
         models = self.models(placement)
-        results = [engine.Analyzer(model).analyze([picture]) for model in models]
+        results = [engine.Analyzer(model).attribute([picture]) for model in models]
         return self._lab_run(results, models, placement, 1, results[0].input_images[0])
 
     @on_model_thread
@@ -93,7 +93,7 @@ class CifarLab:
             def progress(done: int, total: int, m: int = m, label: str = model.spec.label) -> None:
                 report((m + done / total) / len(models), f"{label}: {done}/{total} images")
 
-            result = engine.Analyzer(model, batch_size=50).analyze(pictures, progress)
+            result = engine.Analyzer(model, batch_size=50).attribute(pictures, progress=progress)
             top1 = np.array([p[0].index for p in result.predictions])
             results.append(result)
             accuracy.append(float((top1 == truth).mean()))

@@ -307,7 +307,7 @@ def main(argv: list[str] | None = None) -> Path:
         else:
             pictures = [engine.load_image(image) for image in args.images]
             loaded = [service.load(run.result.name, run.weights) for run in runs[0]]
-            results = [service.call(engine.Analyzer(model).analyze, pictures) for model in loaded]
+            results = [service.call(engine.Analyzer(model).attribute, pictures) for model in loaded]
         device = str(resolve_device(args.device))
         names = [Path(image).name for image in args.images]
         args.out.write_bytes(teaching_pack(results, runs, names, device, args.colormap).zip())

@@ -13,50 +13,25 @@ import json
 import os
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Callable
 
 import plotly.graph_objects as go
 
 from app import export
 from app.views import paper_plots as plots
-from engine.findings import (
-    FIGURE_MEMBERS,
-    FINDINGS,
-    compute,
-    headline,
-    member_label,
-    members,
-)
+from app.views import texts as text
+from engine.analyses.noise import FrequencyNoise
+from engine.errors import EngineError
+from engine.findings import FIGURE_MEMBERS, FINDINGS, PAPER_FIGURES, compute, member_label, members
 from engine.images import ImageInput
 from engine.registry import ASSETS, LoadedModel
-from engine.robustness import FrequencyNoise
 
 from .service import Report, Service, on_model_thread
 
 STORE = ASSETS / "paper_figures.json"
-ORDER = ("landscape", "trajectory", "hessian", "noise", "similarity", "lesion", "corruption")  # Figs 1a .. 12b
 PAIRS = (("step6", "step0"),)  # similarity between two models, besides each model's own
-PER_RUN = ("similarity", "lesion")  # a figure per model (or pair); the others overlay the models
 MAX_IMAGES = 1000
-
-
-@lru_cache(maxsize=1)
-def stored() -> dict:
-    """The stored results ({} when the file is missing)."""
-    return json.loads(STORE.read_text()) if STORE.is_file() else {}
-
-
-def _labelled(section: dict) -> dict[str, dict]:
-    """Label: result, marked as random weights where they were."""
-    return {
-        run["label"]: {**run["result"], "random_weights": run["random_weights"]} for run in section["models"].values()
-    }
-
-
-def panels(name: str) -> int:
-    """How many figures analysis `name` draws: a heat map per model and pair for similarity, a lesion
-    plot per model (each with its own shading, as in Fig 10b), the 2-D landscape and its 1-D slice, else
-    one with the models overlaid."""
-    return {"similarity": len(FIGURE_MEMBERS) + len(PAIRS), "lesion": len(FIGURE_MEMBERS), "landscape": 2}.get(name, 1)
+Runs = dict[str, dict]  # a section's results by run label, marked where the weights were random
 
 
 def along_d1(landscape: dict) -> dict:
@@ -65,26 +40,78 @@ def along_d1(landscape: dict) -> dict:
     return {**landscape, "y": None, **{key: landscape[key][row] for key in ("loss", "nll", "accuracy")}}
 
 
+def _landscapes(runs: Runs) -> list[go.Figure]:
+    """The 2-D landscape and, where the grid has d2 = 0, its 1-D slice along d1."""
+    if all(0.0 in (result["y"] or []) for result in runs.values()):
+        return [plots.landscape_figure(runs), plots.landscape_figure({k: along_d1(r) for k, r in runs.items()})]
+    return [plots.landscape_figure(runs)]
+
+
+def _similarities(runs: Runs) -> list[go.Figure]:
+    """One heat map per run: a model against itself, or "A vs B"."""
+    pairs = [(label, *label.partition(" vs ")[::2]) for label in runs]
+    return [plots.similarity_figure(runs[label], rows, columns or rows) for label, rows, columns in pairs]
+
+
+def _overlaid(draw: Callable[[Runs], go.Figure]) -> Callable[[Runs], list[go.Figure]]:
+    return lambda runs: [draw(runs)]
+
+
+@dataclass(frozen=True)
+class PaperFigure:
+    """How the tab shows one of the paper's figures; engine.findings.PAPER_FIGURES, under the same key, has
+    its analysis, and assets/paper_figures.json its stored result."""
+
+    explanation: str  # Markdown above the figures
+    draw: Callable[[Runs], list[go.Figure]]
+    panels: int = 1  # figure places (a figure per model or pair, or the models overlaid in one)
+    per_run: bool = False  # one figure per run, exported with that run's weights
+
+
+FIGURES: dict[str, PaperFigure] = {
+    "landscape": PaperFigure(text.FINDINGS["landscape"], _landscapes, panels=2),
+    "trajectory": PaperFigure(text.FINDINGS["trajectory"], _overlaid(plots.trajectory_figure)),
+    "hessian": PaperFigure(text.FINDINGS["hessian"], _overlaid(plots.hessian_figure)),
+    "noise": PaperFigure(text.FINDINGS["noise"], _overlaid(plots.noise_figure)),
+    "similarity": PaperFigure(
+        text.FINDINGS["similarity"], _similarities, len(FIGURE_MEMBERS) + len(PAIRS), per_run=True
+    ),
+    "lesion": PaperFigure(
+        text.FINDINGS["lesion"],
+        lambda runs: [plots.lesion_figure({label: result}) for label, result in runs.items()],
+        len(FIGURE_MEMBERS),  # each with its own shading, as in Fig 10b
+        per_run=True,
+    ),
+    "corruption": PaperFigure(text.FINDINGS["corruption"], _overlaid(plots.corruption_figure)),
+}
+if set(FIGURES) != set(PAPER_FIGURES):  # a figure added to one registry and not the other fails at import
+    raise ImportError(f"paper figures without a view: {set(PAPER_FIGURES) ^ set(FIGURES)}")
+ORDER = tuple(PAPER_FIGURES)  # Figs 1a .. 12b
+
+
+@lru_cache(maxsize=1)
+def stored() -> dict:
+    """The stored results ({} when the file is missing)."""
+    return json.loads(STORE.read_text()) if STORE.is_file() else {}
+
+
+def _labelled(section: dict) -> Runs:
+    """Label: result, marked as random weights where they were."""
+    return {
+        run["label"]: {**run["result"], "random_weights": run["random_weights"]} for run in section["models"].values()
+    }
+
+
+def panels(name: str) -> int:
+    """How many figure places analysis `name` has."""
+    return FIGURES[name].panels
+
+
 def figures(name: str, section: dict | None) -> list[go.Figure]:
     """The figures of analysis `name` from its stored or recomputed `section` (none without one)."""
     if not section or not section.get("models"):
         return []
-    runs = _labelled(section)
-    if name == "similarity":  # one heat map per run: a model against itself, or "A vs B"
-        pairs = [(label, *label.partition(" vs ")[::2]) for label in runs]
-        return [plots.similarity_figure(runs[label], rows, columns or rows) for label, rows, columns in pairs]
-    if name == "lesion":
-        return [plots.lesion_figure({label: result}) for label, result in runs.items()]
-    if name == "landscape" and all(0.0 in (result["y"] or []) for result in runs.values()):
-        return [plots.landscape_figure(runs), plots.landscape_figure({k: along_d1(r) for k, r in runs.items()})]
-    draw = {
-        "noise": plots.noise_figure,
-        "hessian": plots.hessian_figure,
-        "landscape": plots.landscape_figure,
-        "corruption": plots.corruption_figure,
-        "trajectory": plots.trajectory_figure,
-    }[name]
-    return [draw(runs)]
+    return FIGURES[name].draw(_labelled(section))
 
 
 def caption(name: str, section: dict | None, recomputed: bool = False) -> str:
@@ -95,7 +122,8 @@ def caption(name: str, section: dict | None, recomputed: bool = False) -> str:
             if name in FINDINGS
             else "Not recorded yet: `python scripts/record_trajectories.py` trains the models again with the recorder."
         )
-    lines = [f"- **{run['label']}**: {headline(name, run['result'])}" for run in section["models"].values()]
+    headline = PAPER_FIGURES[name].headline
+    lines = [f"- **{run['label']}**: {headline(run['result'])}" for run in section["models"].values()]
     if name == "trajectory":
         runs = "; ".join(f"{run['label']}: {run['weights']}" for run in section["models"].values())
         return "\n".join([*lines, f"\nWeights at {section['options']['points']} moments of training. {runs}."])
@@ -132,7 +160,7 @@ def for_slides(sections: dict[str, dict | None]) -> dict[str, go.Figure]:
             for run in (section or {}).get("models", {}).values()
         ]
         for i, figure in enumerate(figures(name, section)):
-            weights = weights_line(runs[i : i + 1] if name in PER_RUN else runs)
+            weights = weights_line(runs[i : i + 1] if FIGURES[name].per_run else runs)
             out[f"paper-{name}{f'-{i}' if panels(name) > 1 else ''}"] = export.titled(figure, weights)
     return out
 
@@ -156,7 +184,7 @@ class PaperFindings:
     def recompute(self, name: str, images: int | None = None, report: Report | None = None) -> dict:
         """Analysis `name` of the figure members (and the pairs, for similarity) on `images` subset images."""
         if images is not None and not 10 <= images <= MAX_IMAGES:
-            raise ValueError(f"choose 10 to {MAX_IMAGES} images, not {images}")
+            raise EngineError(f"choose 10 to {MAX_IMAGES} images, not {images}")
         runs = [(key, None) for key in FIGURE_MEMBERS] + (list(PAIRS) if name == "similarity" else [])
         report = report or (lambda fraction, message: None)
         step = iter(range(len(runs)))
@@ -178,6 +206,6 @@ class PaperFindings:
                 if report:
                     report((i + done / total) / len(FIGURE_MEMBERS), f"{label}: band {done}/{total}")
 
-            result = FrequencyNoise(model).attribute([picture], None, progress).to_json()
+            result = FrequencyNoise(model).attribute([picture], progress=progress).to_json()
             results[label] = {**result, "random_weights": model.random}
         return plots.noise_figure(results)

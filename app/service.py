@@ -24,7 +24,7 @@ from PIL import Image
 
 import engine
 from app.guard import Uploads, model_names, refuse
-from engine.dataset_curves import DatasetCurves, image_names
+from engine.analyses.dataset_curves import DatasetCurves, image_names
 from engine.errors import shown
 from engine.images import ImageInput
 from engine.models import CHECKPOINTS, auto_weights, bundled_names
@@ -266,13 +266,13 @@ class Service:
         return replace(lesioned, result=result, lesion=tuple(indices), original=original)
 
     def _run(self, loaded: engine.LoadedModel, picture: Image.Image, weights: Weights) -> ModelRun:
-        result = engine.Analyzer(loaded).analyze([picture])
+        result = engine.Analyzer(loaded).attribute([picture])
         specs = loaded.spec.blocks(loaded.module)
         units = tuple((f"{i} {s.name} ({s.kind})", i) for i, s in enumerate(specs) if s.can_lesion)
         run = ModelRun(result, picture=picture, weights=weights, units=units)
         if loaded.spec.attention is not None:
             return run
-        return replace(run, gradcam=engine.GradCam(loaded).attribute(picture, target=result.predictions[0][0].index))
+        return replace(run, gradcam=engine.GradCam(loaded).attribute(picture, result.predictions[0][0].index).map)
 
     @on_model_thread
     def dataset_curves(
@@ -310,7 +310,7 @@ class Service:
             def progress(done: int, total: int, i=i, label=label) -> None:
                 report((i + done / total) / len(names), f"{label}: {done} of {total} images")
 
-            measured = DatasetCurves(loaded, batch_size=16).measure(
+            measured = DatasetCurves(loaded, batch_size=16).attribute(
                 archive, progress=progress, deadline=deadline, max_pixels=int(MAX_MEGAPIXELS * 1e6)
             )
             named = ", ".join(shown(name, 40) for name in measured.skipped[:5]) + ("…" * (len(measured.skipped) > 5))

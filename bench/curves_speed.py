@@ -5,7 +5,7 @@
 
 Both read the same images through the same DataLoader (the model's eval transform, `--workers`
 processes) at the same batch size; plain inference runs the model only, dataset curves also
-measure every block (engine.dataset_curves). Without `--data` it writes `--images` random photos
+measure every block (engine.analyses.dataset_curves). Without `--data` it writes `--images` random photos
 to a temporary folder. Prints images/s of each and their ratio (the goal on a GPU: >= 0.9).
 """
 
@@ -25,7 +25,7 @@ from torch.utils.data import DataLoader
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repository, for `engine`
 
 import engine
-from engine.dataset_curves import DatasetCurves, ImageStream
+from engine.analyses.dataset_curves import DatasetCurves, ImageStream
 
 
 def synchronize(device: torch.device) -> None:
@@ -46,7 +46,7 @@ def plain_inference(model: engine.LoadedModel, data: Path, batch_size: int, work
 
 
 def dataset_curves(model: engine.LoadedModel, data: Path, batch_size: int, workers: int) -> float:
-    result = DatasetCurves(model, batch_size, workers).measure(data)
+    result = DatasetCurves(model, batch_size, workers).attribute(data)
     synchronize(model.device)
     return result.images_per_second
 

@@ -4,7 +4,7 @@
         [--model NAME ...]
 
 Prints, per model, the median time of a plain forward pass and of the full analysis of the same
-preprocessed batch (`--batch` copies of one photo; 64 on a GPU) with `Analyzer.measure`: the
+preprocessed batch (`--batch` copies of one photo; 64 on a GPU) with `Analyzer.attribute`: the
 forward pass with every block's Fourier curve and variance, attention maps, rollout and
 distances, and the top-5. Then their ratio (goal: <= 1.15x), the official notebooks'
 block-by-block procedure on the same input (keep every latent, then per latent a full 2-D FFT,
@@ -26,7 +26,7 @@ from PIL import Image
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repository, for `engine`
 
 import engine
-from engine.analysis import watch_latents
+from engine.analyses.block_measures import watch_latents
 from engine.measure import to_bchw
 
 
@@ -91,17 +91,15 @@ def main() -> None:
     for name in names:
         model = engine.create_model(name, weights="random", device=args.device)
         analyzer = engine.Analyzer(model, batch_size=args.batch)
-        x = analyzer.preprocess([image] * args.batch).to(model.device)
+        x = analyzer.inputs([image] * args.batch).to(model.device)
 
         def forward() -> None:
             with torch.inference_mode():
                 model.module(x)
 
-        plain, full = interleaved_medians(forward, lambda: analyzer.measure(x), args.repeats)
+        plain, full = interleaved_medians(forward, lambda: analyzer.attribute(x), args.repeats)
         _, notebooks = interleaved_medians(forward, lambda: notebook_procedure(model, x), args.repeats)
-        prep = statistics.median(
-            seconds(lambda: analyzer.preprocess([image] * args.batch)) for _ in range(args.repeats)
-        )
+        prep = statistics.median(seconds(lambda: analyzer.inputs([image] * args.batch)) for _ in range(args.repeats))
         print(
             f"| {name} | {plain * 1e3:.1f} | {full * 1e3:.1f} | {full / plain:.2f} | {notebooks * 1e3:.1f} | "
             f"{notebooks / plain:.2f} | {prep * 1e3:.1f} |",

@@ -64,7 +64,7 @@ def main() -> None:
         except engine.WeightsUnavailableError:
             print(f"| {label} | no bundled checkpoint | | | | |")
             continue
-        result = engine.Analyzer(model, batch_size=100).analyze(list(images))
+        result = engine.Analyzer(model, batch_size=100).attribute(list(images))
         accuracy = np.mean([p[0].index == y for p, y in zip(result.predictions, labels)])
         e = Evidence.of(result)
         counts = [

@@ -1,8 +1,10 @@
 """The analysis engine: models, block split and the paper's measurements. No UI imports."""
 
 from . import models  # noqa: E402,F401  (registers the CIFAR-10 models: AlterNet, PreAct ResNet, ViT)
-from .analysis import Analyzer, analyze
-from .dataset_curves import DatasetCurves, DatasetResult
+from .analyses.block_measures import Analyzer, analyze
+from .analyses.dataset_curves import DatasetCurves, DatasetResult
+from .analyses.gradcam import GradCam
+from .analyses.lesion import Lesion
 from .errors import (
     CheckpointError,
     EngineError,
@@ -10,9 +12,7 @@ from .errors import (
     UnknownModelError,
     WeightsUnavailableError,
 )
-from .gradcam import GradCam
 from .images import load_image
-from .lesion import Lesion
 from .registry import LoadedModel, ModelSpec, create_model, get_spec, list_models, register_model
 from .timm_blocks import supported_families
 

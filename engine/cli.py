@@ -15,8 +15,8 @@ from typing import Callable
 
 from tqdm import tqdm
 
-from .analysis import analyze
-from .dataset_curves import (
+from .analyses.block_measures import analyze
+from .analyses.dataset_curves import (
     DatasetCurves,
     DatasetResult,
     distributed_device,
@@ -24,7 +24,7 @@ from .dataset_curves import (
     is_main_process,
 )
 from .errors import EngineError
-from .findings import FIGURE_MEMBERS, FINDINGS, compute, headline, load_member, members
+from .findings import FIGURE_MEMBERS, FINDINGS, compute, load_member, members
 from .models import auto_weights
 from .registry import create_model, get_spec, list_models, resolve_device
 from .results import Analysis, BlockResult
@@ -157,7 +157,7 @@ def run_findings(args: argparse.Namespace, argv: list[str]) -> int:
     def stored(name: str, section: dict) -> None:
         bars[-1].close()
         key, run = list(section["models"].items())[-1]
-        print(f"{section['figure']} {name}, {run['label']}: {headline(name, run['result'])}", flush=True)
+        print(f"{section['figure']} {name}, {run['label']}: {FINDINGS[name].headline(run['result'])}", flush=True)
         if args.json:
             before = store["findings"].get(name, {})
             store["findings"][name] = {
@@ -193,7 +193,9 @@ def run_curves(args: argparse.Namespace) -> int:
                 bar.total = total
                 bar.update(done - bar.n)
 
-            results.append(DatasetCurves(model, args.batch_size, args.workers).measure(args.data, args.limit, progress))
+            results.append(
+                DatasetCurves(model, args.batch_size, args.workers).attribute(args.data, args.limit, progress)
+            )
             bar.close()
     except (EngineError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -2,6 +2,7 @@
 
     model = load_member("step6")                                   # AlterNet with the paper's placement
     result = FINDINGS["hessian"].run(model, progress=...)          # a JSON-ready dict
+    FINDINGS["hessian"].headline(result)                           # its numbers in a line
     python -m engine findings --json assets/paper_figures.json     # all of them, as the app shows them
 
 Each analysis runs on a bundled subset (engine.cifar_subset): the test images for accuracies, noise and
@@ -18,18 +19,13 @@ from typing import Callable
 
 import numpy as np
 
+from .analyses import corruption, hessian, landscape, lesion, noise, similarity
+from .analyses.base import ModelAnalysis, Progress
 from .cifar_subset import subset
-from .corruption import CorruptionRobustness
 from .errors import EngineError
-from .hessian import HessianSpectrum
-from .landscape import LossLandscape
-from .lesion import LesionAccuracy
 from .placement import PAPER_DEPTHS, buildup_sequence
 from .registry import LoadedModel, create_model
-from .robustness import FrequencyNoise
-from .similarity import FeatureSimilarity
 
-Progress = Callable[[int, int], None]
 FIGURE_MEMBERS = ("step0", "step6", "vit")  # ResNet, AlterNet and ViT, as the paper's figures compare
 ALIASES = {"resnet": "step0", "alternet": "step6"}
 
@@ -59,19 +55,18 @@ def load_member(key: str, weights: str = "pretrained", device: str = "auto") -> 
     return create_model(name, weights=weights, device=device, **options)
 
 
-Measure = Callable[[LoadedModel, np.ndarray, np.ndarray, "Progress | None", dict], dict]
-
-
 @dataclass(frozen=True)
 class Finding:
-    """One of the paper's analyses: where it runs, on how many images by default, and how."""
+    """One of the paper's figures: its analysis, where it runs and on how many images by default, and the
+    line of numbers that sums a result up. A figure without an analysis is recorded during training (Fig 1b)."""
 
-    name: str
+    name: str  # also its key in assets/paper_figures.json
     figure: str
     title: str
-    split: str  # the bundled subset it runs on: "test" or "train"
-    images: int  # how many of its images by default (a balanced choice over the classes)
-    measure: Measure
+    headline: Callable[[dict], str]
+    analysis: type[ModelAnalysis] | None = None
+    split: str = "test"  # the bundled subset it runs on: "test" or "train"
+    images: int = 0  # how many of its images by default (a balanced choice over the classes)
     options: dict = field(default_factory=dict)
 
     def data(self, count: int | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -86,71 +81,85 @@ class Finding:
 
     def run(self, model: LoadedModel, count: int | None = None, progress: Progress | None = None, **options) -> dict:
         """The analysis of `model` on the subset, as JSON; `options` override the defaults (e.g. `other`)."""
+        if self.analysis is None:
+            raise EngineError(f"{self.figure} is recorded while training, not computed from a trained model")
         images, labels = self.data(count)
-        return self.measure(model, images, labels, progress, {**self.options, **options})
+        analysis = self.analysis(model, **{**self.options, **options})
+        return analysis.attribute(list(images), labels, progress).to_json()
 
 
-def _noise(model, images, labels, progress, o) -> dict:
-    return FrequencyNoise(model, rms=o["rms"]).attribute(list(images), labels, progress).to_json()
+def _trajectory_headline(result: dict) -> str:
+    return (
+        f"{len(result['r'])} points from epoch 0 to {result['epochs'][-1]:g}; "
+        f"θ up to {max(result['theta_deg']):.0f}°, r from 1 down to {min(result['r']):.2f}"
+    )
 
 
-def _similarity(model, images, labels, progress, o) -> dict:
-    return FeatureSimilarity(model, o.get("other"), o["batch_size"]).attribute(list(images), progress).to_json()
-
-
-def _lesion(model, images, labels, progress, o) -> dict:
-    return LesionAccuracy(model).attribute(list(images), labels, progress).to_json()
-
-
-def _hessian(model, images, labels, progress, o) -> dict:
-    spectrum = HessianSpectrum(model, top_k=o["top_k"], batch_size=o["batch_size"], batches=o["batches"])
-    return spectrum.attribute(list(images), labels, progress).to_json()
-
-
-def _landscape(model, images, labels, progress, o) -> dict:
-    landscape = LossLandscape(model, dims=o["dims"], points=o["points"], span=o["span"])
-    return landscape.attribute(list(images), labels, progress).to_json()
-
-
-def _corruption(model, images, labels, progress, o) -> dict:
-    return CorruptionRobustness(model).attribute(images, labels, progress).to_json()
-
-
-FINDINGS: dict[str, Finding] = {
+PAPER_FIGURES: dict[str, Finding] = {  # in the paper's order
     f.name: f
     for f in (
-        Finding("noise", "Fig 2b", "accuracy drop under band-limited noise", "test", 1000, _noise, {"rms": 0.5}),
-        Finding(
-            "similarity",
-            "Fig 10a",
-            "feature-map similarity (linear CKA)",
-            "test",
-            500,
-            _similarity,
-            {"batch_size": 100},
-        ),
-        Finding("lesion", "Fig 10b", "accuracy drop when one unit is removed", "test", 1000, _lesion),
-        Finding(
-            "hessian",
-            "Figs 1c and 4",
-            "Hessian max-eigenvalue spectrum",
-            "train",
-            500,
-            _hessian,
-            {"top_k": 5, "batch_size": 16, "batches": 4},
-        ),
         Finding(
             "landscape",
             "Fig 1a",
             "loss landscape (NLL + L2)",
+            landscape.headline,
+            landscape.LossLandscape,
             "train",
             200,
-            _landscape,
             {"dims": 2, "points": 9, "span": 1.0},
         ),
-        Finding("corruption", "Fig 12b", "accuracy under CIFAR-10-C corruptions", "test", 200, _corruption),
+        Finding("trajectory", "Fig 1b", "training trajectory", _trajectory_headline),
+        Finding(
+            "hessian",
+            "Figs 1c and 4",
+            "Hessian max-eigenvalue spectrum",
+            hessian.headline,
+            hessian.HessianSpectrum,
+            "train",
+            500,
+            {"top_k": 5, "batch_size": 16, "batches": 4},
+        ),
+        Finding(
+            "noise",
+            "Fig 2b",
+            "accuracy drop under band-limited noise",
+            noise.headline,
+            noise.FrequencyNoise,
+            "test",
+            1000,
+            {"rms": 0.5},
+        ),
+        Finding(
+            "similarity",
+            "Fig 10a",
+            "feature-map similarity (linear CKA)",
+            similarity.headline,
+            similarity.FeatureSimilarity,
+            "test",
+            500,
+            {"batch_size": 100},
+        ),
+        Finding(
+            "lesion",
+            "Fig 10b",
+            "accuracy drop when one unit is removed",
+            lesion.headline,
+            lesion.LesionAccuracy,
+            "test",
+            1000,
+        ),
+        Finding(
+            "corruption",
+            "Fig 12b",
+            "accuracy under CIFAR-10-C corruptions",
+            corruption.headline,
+            corruption.CorruptionRobustness,
+            "test",
+            200,
+        ),
     )
 }
+FINDINGS = {name: f for name, f in PAPER_FIGURES.items() if f.analysis}  # those computed from trained models
 
 
 def compute(
@@ -193,39 +202,3 @@ def compute(
         if stored:
             stored(section)
     return section
-
-
-def headline(name: str, result: dict) -> str:
-    """One line with the numbers of a result that matter for the paper's claim."""
-    if name == "noise":
-        drops = result["accuracy_drop"] or result["probability_drop"]
-        worst = int(np.argmax(drops))
-        clean = "" if result["clean_accuracy"] is None else f"clean accuracy {100 * result['clean_accuracy']:.1f}%, "
-        return f"{clean}largest drop {100 * drops[worst]:.1f} points at {result['frequencies'][worst]:.1f}π"
-    if name == "similarity":
-        cka = np.array(result["cka"])
-        return f"{cka.shape[0]}x{cka.shape[1]} blocks, mean CKA {cka.mean():.2f}"
-    if name == "lesion":
-        worst = max(result["units"], key=lambda u: u["drop"])
-        return (
-            f"clean accuracy {100 * result['clean_accuracy']:.1f}%, largest drop {100 * worst['drop']:.1f} points "
-            f"without {worst['name']} ({worst['kind']})"
-        )
-    if name == "hessian":
-        top = np.array(result["eigenvalues"])[:, 0]
-        return f"top eigenvalue {top.mean():.3g} on average over {len(top)} minibatches, NEP {100 * result['nep']:.0f}%"
-    if name == "landscape":
-        loss = np.array(result["loss"])
-        centre = loss[tuple(s // 2 for s in loss.shape)]
-        return f"NLL + L2 {centre:.3f} at the trained weights, {loss.max():.4g} at most on the grid"
-    if name == "corruption":
-        return (
-            f"clean accuracy {100 * result['clean_accuracy']:.1f}%, "
-            f"corrupted {100 * result['mean_accuracy']:.1f}% on average"
-        )
-    if name == "trajectory":
-        return (
-            f"{len(result['r'])} points from epoch 0 to {result['epochs'][-1]:g}; "
-            f"θ up to {max(result['theta_deg']):.0f}°, r from 1 down to {min(result['r']):.2f}"
-        )
-    raise EngineError(f"unknown analysis {name!r}")

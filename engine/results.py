@@ -122,3 +122,16 @@ class Analysis:
 
     def to_json(self) -> dict:
         return {"device": self.device, "models": [m.to_json() for m in self.models]}
+
+
+@dataclass
+class AttributionMap:
+    """Where a model looks for one class: an (H, W) map in [0, 1] on its input grid."""
+
+    method: str
+    target: int  # the class explained
+    label: str
+    map: np.ndarray = field(repr=False)
+
+    def to_json(self) -> dict:
+        return {"method": self.method, "target": self.target, "label": self.label, "map": self.map.round(4).tolist()}

@@ -22,7 +22,7 @@ from timm.models.swin_transformer import WindowAttention
 
 import engine
 from app.service import Service, picked_models
-from engine.gradcam import cam_block
+from engine.analyses.gradcam import cam_block
 from engine.registry import LoadedModel
 from engine.timm_blocks import timm_split
 from tests.conftest import ROOT
@@ -67,7 +67,7 @@ def test_block_split_follows_the_architecture(photos, name, family, attention):
     model = engine.create_model(name, "random", seed=0, device="cpu")
     assert (model.spec.label, model.spec.family, model.spec.attention) == (name, family, attention)
     specs = model.spec.blocks(model.module)
-    result = engine.Analyzer(model).analyze(photos[:1])
+    result = engine.Analyzer(model).attribute(photos[:1])
     kinds = [block.kind for block in result.blocks]
     assert len(kinds) == len(specs) and kinds[0] == "embed" and "embed" not in kinds[1:]
 
@@ -133,9 +133,9 @@ def test_recorded_attention_is_the_models_softmax(photos, name):
     model = engine.create_model(name, "random", seed=1, device="cpu")
     assert model.spec.attention == "global"
     analyzer = engine.Analyzer(model)
-    result = analyzer.analyze(photos[:1])
+    result = analyzer.attribute(photos[:1])
     prefix = model.module.num_prefix_tokens
-    expected = softmax_maps(model, analyzer.preprocess(photos[:1]), prefix)
+    expected = softmax_maps(model, analyzer.inputs(photos[:1]), prefix)
     assert len(result.attention.layers) == len(expected)
     for layer, maps in zip(result.attention.layers, expected):
         np.testing.assert_allclose(layer.maps[0], maps.numpy(), rtol=1e-4, atol=1e-6, err_msg=layer.name)
@@ -170,7 +170,9 @@ def test_lesion_switches_off_a_new_familys_msa_unit(photos, name):
 
 def test_gradcam_is_captums_on_a_cnn(photos):
     model = engine.create_model("resnet18", "random", seed=3, device="cpu")
-    cam = engine.GradCam(model).attribute(photos[0], target=7)
+    result = engine.GradCam(model).attribute(photos[0], 7)
+    assert (result.target, result.method) == (7, "Grad-CAM")
+    cam = result.map
     x = model.transform(photos[0]).unsqueeze(0)
     expected = LayerGradCam(model.module, model.module.layer4[-1]).attribute(x, target=7, relu_attributions=True)
     expected = LayerAttribution.interpolate(expected, (224, 224), interpolate_mode="bilinear")[0, 0].detach()
@@ -188,7 +190,7 @@ def test_gradcam_is_captums_on_a_cnn(photos):
 def test_gradcam_works_on_token_and_hybrid_models(photos, name, block):
     model = engine.create_model(name, "random", seed=0, device="cpu")
     assert cam_block(model.spec.blocks(model.module)).name == block
-    cam = engine.GradCam(model).attribute(photos[0])
+    cam = engine.GradCam(model).attribute(photos[0]).map
     assert cam.shape == model.transform(photos[0]).shape[1:] and np.isfinite(cam).all() and cam.max() == 1
 
 
@@ -244,7 +246,7 @@ def test_random_layer_scales_let_every_branch_change_the_feature_maps(photos):
     small random init allows."""
 
     def variance_changes(model: LoadedModel) -> list[float]:
-        blocks = engine.Analyzer(model).analyze(photos[:1]).blocks
+        blocks = engine.Analyzer(model).attribute(photos[:1]).blocks
         return [abs(b.variance / a.variance - 1) for a, b in zip(blocks, blocks[1:]) if b.kind == "conv"]
 
     model = engine.create_model("convnext_atto", "random", device="cpu")

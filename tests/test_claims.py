@@ -57,7 +57,9 @@ def test_attention_distance_is_read_from_the_layers():
 
 
 def test_counts_on_a_real_model_match_a_count_by_hand(photos):
-    real = engine.Analyzer(engine.create_model("vit_cifar", "random")).analyze([Image.fromarray(np.asarray(photos[0]))])
+    real = engine.Analyzer(engine.create_model("vit_cifar", "random")).attribute(
+        [Image.fromarray(np.asarray(photos[0]))]
+    )
     v = [b.variance for b in real.blocks]
     hand = sum(v[i] < v[i - 1] for i, b in enumerate(real.blocks) if b.kind == "msa")
     assert Evidence.of(real).msa_lower_variance == Count(hand, sum(b.kind == "msa" for b in real.blocks))

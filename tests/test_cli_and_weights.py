@@ -12,7 +12,7 @@ import torch
 from safetensors.torch import save_file
 
 import engine
-from engine.lesion import Lesion
+from engine.analyses.lesion import Lesion
 from tests.conftest import ROOT
 
 
@@ -117,7 +117,7 @@ def test_checkpoint_round_trip_and_mismatch(photos, tmp_path):
     path = tmp_path / "vit.safetensors"
     save_file({k: v.contiguous() for k, v in original.module.state_dict().items()}, str(path))
     loaded = engine.create_model("vit_tiny_patch16_224", weights=str(path), seed=0, device="cpu")
-    x = engine.Analyzer(original).preprocess(photos[:1])
+    x = engine.Analyzer(original).inputs(photos[:1])
     with torch.inference_mode():
         assert torch.equal(original.module(x), loaded.module(x))
     assert loaded.weights == str(path) and not loaded.random  # a bare state dict: labelled by its path
@@ -141,15 +141,15 @@ def check_lesion(model: engine.LoadedModel, unit: int, photos) -> None:
     """Switching `unit` off changes the output and that unit's curves but not the block before it;
     switching it back on restores the output bit for bit."""
     analyzer = engine.Analyzer(model)
-    x = analyzer.preprocess(photos[:1])
+    x = analyzer.inputs(photos[:1])
     with torch.inference_mode():
         before = model.module(x)
         with Lesion(model, [unit]):
             lesioned = model.module(x)
-            curves = analyzer.analyze(photos[:1])
+            curves = analyzer.attribute(photos[:1])
         after = model.module(x)
     assert not torch.equal(before, lesioned) and torch.equal(before, after)
-    plain = analyzer.analyze(photos[:1])
+    plain = analyzer.attribute(photos[:1])
     assert curves.blocks[unit].variance != plain.blocks[unit].variance
     np.testing.assert_array_equal(curves.blocks[unit - 1].fourier, plain.blocks[unit - 1].fourier)
 

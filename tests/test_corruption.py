@@ -12,8 +12,9 @@ from PIL import Image
 from scipy import ndimage
 
 import engine
+from engine.analyses.corruption import CORRUPTIONS, CorruptionRobustness, corrupt
 from engine.cifar_subset import balanced, subset
-from engine.corruption import CORRUPTIONS, CorruptionRobustness, corrupt
+from engine.errors import EngineError
 
 RANDOM = {
     "gaussian_noise",
@@ -154,11 +155,11 @@ def test_zoom_blur_averages_scipy_zooms(images):
 
 
 def test_bad_arguments_are_refused(images):
-    with pytest.raises(ValueError, match="unknown corruption"):
+    with pytest.raises(EngineError, match="unknown corruption"):
         corrupt(images[0], "frost", 1, np.random.default_rng(0))
-    with pytest.raises(ValueError, match="severity"):
+    with pytest.raises(EngineError, match="severity"):
         corrupt(images[0], "fog", 6, np.random.default_rng(0))
-    with pytest.raises(ValueError, match="uint8"):
+    with pytest.raises(EngineError, match="uint8"):
         corrupt(images[0].astype(np.float32), "fog", 1, np.random.default_rng(0))
 
 

@@ -16,7 +16,7 @@ from PIL import Image
 
 import engine
 from app.service import MAX_DATASET_IMAGES
-from engine.dataset_curves import DatasetCurves
+from engine.analyses.dataset_curves import DatasetCurves
 from tests.test_browser import trace_count
 
 MODELS = ["preact_resnet", "vit_cifar"]  # bundled checkpoints: the app's defaults offline
@@ -57,7 +57,7 @@ def test_a_zip_gives_dataset_curves_equal_to_the_engines(client: Client, photos_
     assert "5 images, 1 unreadable skipped" in status
     for model, trace_name in zip(MODELS, ("PreAct", "ViT")):
         loaded = engine.create_model(model, "pretrained", device="cpu")
-        expected = DatasetCurves(loaded, batch_size=16).measure(photos_zip).model.blocks
+        expected = DatasetCurves(loaded, batch_size=16).attribute(photos_zip).model.blocks
         np.testing.assert_allclose(_trace_y(variance, trace_name), [b.variance for b in expected], rtol=1e-5)
         np.testing.assert_allclose(
             _trace_y(high_frequency, trace_name), [b.high_freq for b in expected], rtol=1e-5, atol=1e-6

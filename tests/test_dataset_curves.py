@@ -17,7 +17,7 @@ import torch
 from PIL import Image
 
 import engine
-from engine.dataset_curves import DatasetCurves
+from engine.analyses.dataset_curves import DatasetCurves
 from engine.errors import ImageError
 from tests.conftest import ROOT
 from tests.test_engine_reference import notebook_fourier, notebook_variance
@@ -74,7 +74,7 @@ def notebook_dataset_curves(model, paths: list[Path], batch_size: int) -> tuple[
 
 
 def test_dataset_curves_average_per_batch_as_the_notebooks(folder, model):
-    result = DatasetCurves(model, batch_size=3).measure(folder)
+    result = DatasetCurves(model, batch_size=3).attribute(folder)
     readable = sorted(p for p in folder.rglob("*.*") if p.suffix in (".jpg", ".png"))
     curves, variances = notebook_dataset_curves(model, readable, 3)
     assert result.model.images == IMAGES and result.batches == 3 and not result.skipped
@@ -91,8 +91,8 @@ def test_zip_streamed_by_workers_equals_folder(folder, model, tmp_path):
     with zipfile.ZipFile(archive, "w") as zf:
         for path in sorted(folder.rglob("*")):
             zf.write(path, path.relative_to(folder))
-    from_folder = DatasetCurves(model, batch_size=3).measure(folder, limit=5)
-    from_zip = DatasetCurves(model, batch_size=3, workers=2).measure(archive, limit=5)
+    from_folder = DatasetCurves(model, batch_size=3).attribute(folder, limit=5)
+    from_zip = DatasetCurves(model, batch_size=3, workers=2).attribute(archive, limit=5)
     assert from_zip.model.images == from_folder.model.images == 5
     for a, b in zip(from_zip.model.blocks, from_folder.model.blocks):
         assert a.variance == b.variance and a.fourier == b.fourier
@@ -101,8 +101,8 @@ def test_zip_streamed_by_workers_equals_folder(folder, model, tmp_path):
 def test_unreadable_files_are_left_out_and_named(folder, with_broken, model):
     """Batches of four: [0-3], [broken, 4-6], [z-broken]; the same images in the same batches as
     [0-3], [4-6] without the broken files."""
-    result = DatasetCurves(model, batch_size=4).measure(with_broken)
-    clean = DatasetCurves(model, batch_size=4).measure(folder)
+    result = DatasetCurves(model, batch_size=4).attribute(with_broken)
+    clean = DatasetCurves(model, batch_size=4).attribute(folder)
     assert result.skipped == ["a/broken.png", "b/z-broken.jpg"]
     assert (result.model.images, result.batches, clean.batches) == (IMAGES, 2, 2)
     for a, b in zip(result.model.blocks, clean.model.blocks):
@@ -111,10 +111,10 @@ def test_unreadable_files_are_left_out_and_named(folder, with_broken, model):
 
 def test_bad_sources_say_what_is_wrong(tmp_path, model):
     with pytest.raises(ImageError, match="does not exist"):
-        DatasetCurves(model).measure(tmp_path / "missing")
+        DatasetCurves(model).attribute(tmp_path / "missing")
     (tmp_path / "readme.txt").write_text("no images here")
     with pytest.raises(ImageError, match="holds no images"):
-        DatasetCurves(model).measure(tmp_path)
+        DatasetCurves(model).attribute(tmp_path)
 
 
 def run_cli(*args: str, processes: int = 1) -> subprocess.CompletedProcess:

@@ -100,8 +100,8 @@ def pit_latents(model, x):
 )
 def test_engine_matches_sequential_notebook(name, sequential, photos):
     model = engine.create_model(name, weights="random", seed=3, device="cpu")
-    result = engine.Analyzer(model, batch_size=2).analyze(photos)
-    batch = engine.Analyzer(model).preprocess(photos)
+    result = engine.Analyzer(model, batch_size=2).attribute(photos)
+    batch = engine.Analyzer(model).inputs(photos)
     with torch.inference_mode():
         # the paper averages per-batch values: batches of 2 here, like the analyzer's
         per_batch = [sequential(model.module, batch[i : i + 2]) for i in range(0, len(batch), 2)]
@@ -121,9 +121,9 @@ def test_engine_matches_sequential_notebook(name, sequential, photos):
 
 def test_vit_attention_matches_explicit_softmax(photos):
     model = engine.create_model("vit_tiny_patch16_224", weights="random", seed=1, device="cpu")
-    result = engine.Analyzer(model).analyze(photos[:1])
+    result = engine.Analyzer(model).attribute(photos[:1])
     net = model.module
-    x = engine.Analyzer(model).preprocess(photos[:1])
+    x = engine.Analyzer(model).inputs(photos[:1])
     with torch.inference_mode():
         x = net.norm_pre(net._pos_embed(net.patch_embed(x)))
         rollout = torch.eye(x.shape[1])[None]
@@ -148,10 +148,10 @@ def test_vit_attention_matches_explicit_softmax(photos):
 def test_swin_window_maps_match_explicit_windows(photos):
     """Swin's first two blocks (plain and shifted windows), attention recomputed window by window."""
     model = engine.create_model("swin_tiny_patch4_window7_224", weights="random", seed=4, device="cpu")
-    result = engine.Analyzer(model).analyze(photos[:1])
+    result = engine.Analyzer(model).attribute(photos[:1])
     net = model.module
     with torch.inference_mode():
-        x = net.patch_embed(engine.Analyzer(model).preprocess(photos[:1]))
+        x = net.patch_embed(engine.Analyzer(model).inputs(photos[:1]))
         for layer, block in zip(result.attention.layers[:2], net.layers[0].blocks):
             attn, shift = block.attn, block.shift_size[0]
             y = torch.roll(block.norm1(x), shifts=(-shift, -shift), dims=(1, 2))[0]  # (56, 56, C)

@@ -15,8 +15,8 @@ from torch import nn
 from torch.func import functional_call, grad, vjp
 
 import engine
+from engine.analyses.hessian import HessianSpectrum
 from engine.cifar_subset import subset
-from engine.hessian import HessianSpectrum, as_batch
 from engine.models import CIFAR10_MEAN, CIFAR10_STD, cifar_transform
 from engine.registry import LoadedModel
 
@@ -32,7 +32,7 @@ def loaded(module: nn.Module) -> LoadedModel:
 
 def subset_batch(model: LoadedModel, count: int) -> tuple[torch.Tensor, list[int]]:
     images, labels = subset()
-    return as_batch(model, list(images[:count])), labels[:count].tolist()
+    return HessianSpectrum(model).inputs(list(images[:count])), labels[:count].tolist()
 
 
 def nll_l2(module: nn.Module, params: dict[str, torch.Tensor], x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:

@@ -11,9 +11,8 @@ import torch
 import torch.nn.functional as F
 
 import engine
+from engine.analyses.landscape import LossLandscape
 from engine.cifar_subset import subset
-from engine.hessian import as_batch
-from engine.landscape import LossLandscape
 
 WD = 5e-4
 
@@ -31,7 +30,7 @@ def model():
 @pytest.fixture(scope="module")
 def data(model):
     images, labels = subset()
-    return as_batch(model, list(images[::50])), labels[::50].tolist()  # 20 images, 2 of every class
+    return LossLandscape(model).inputs(list(images[::50])), labels[::50].tolist()  # 20 images, 2 of every class
 
 
 def loss_nll_accuracy(module: torch.nn.Module, x: torch.Tensor, labels: list[int]) -> tuple[float, float, float]:

@@ -11,9 +11,9 @@ import torch.nn.functional as F
 from torch import nn
 
 import engine
+from engine.analyses.lesion import LesionAccuracy
 from engine.cifar_subset import subset
 from engine.errors import EngineError
-from engine.lesion import LesionAccuracy
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -100,7 +100,7 @@ def test_preprocessed_batch_and_agreement_labels_give_real_drops(model, data):
 @pytest.mark.parametrize(
     "images, labels, message",
     [
-        ([], [], "at least one labelled image"),
+        ([], [], "needs at least one image"),
         (torch.zeros(3, 32, 32), [0], r"shape \(B, 3, H, W\), not \(3, 32, 32\)"),
         (torch.zeros(2, 3, 32, 32), [0], "2 images but 1 labels"),
         (torch.zeros(2, 3, 32, 32), [0, 10], "label 10 is out of range: alternet has 10 classes"),

@@ -65,7 +65,7 @@ EXPECTED = {
 def test_every_model_runs_end_to_end_with_the_paper_block_split(name, photos):
     count, pools, msas = EXPECTED[name]
     model = engine.create_model(name, weights="random", device="cpu")
-    result = engine.Analyzer(model).analyze(photos[:2])
+    result = engine.Analyzer(model).attribute(photos[:2])
     kinds = [b.kind for b in result.blocks]
     assert len(kinds) == count and kinds[0] == "embed"
     assert {i for i, k in enumerate(kinds) if k == "pool"} == pools
@@ -98,8 +98,8 @@ def test_every_model_runs_end_to_end_with_the_paper_block_split(name, photos):
 def test_batches_are_averaged_as_the_paper_does(photos):
     """Per-batch values, then their mean: batch size 1 gives the mean of the per-image values."""
     model = engine.create_model("vit_tiny_patch16_224", weights="random", device="cpu")
-    both = engine.Analyzer(model, batch_size=1).analyze(photos[:2])
-    single = [engine.Analyzer(model).analyze([p]) for p in photos[:2]]
+    both = engine.Analyzer(model, batch_size=1).attribute(photos[:2])
+    single = [engine.Analyzer(model).attribute([p]) for p in photos[:2]]
     for i, block in enumerate(both.blocks):
         np.testing.assert_allclose(block.variance, np.mean([s.blocks[i].variance for s in single]), rtol=1e-5)
         np.testing.assert_allclose(
@@ -149,7 +149,7 @@ def test_float32_curves_stay_exact_on_smooth_maps_with_a_large_offset(offset, si
 @pytest.mark.parametrize("name", ["alternet", "preact_resnet", "vit_cifar"])
 def test_cifar_models_are_measured_on_the_32x32_crop(name, photos):
     model = engine.create_model(name, weights="random", device="cpu", **({} if name == "vit_cifar" else {"width": 8}))
-    result = engine.Analyzer(model).analyze(photos[:1])
+    result = engine.Analyzer(model).attribute(photos[:1])
     assert result.input_images.shape == (1, 32, 32, 3) and result.dataset == "cifar10"
     assert all(np.isfinite(b.fourier).all() and np.isfinite(b.variance) for b in result.blocks)
     msa = [b.index for b in result.blocks if b.kind == "msa"]

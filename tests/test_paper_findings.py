@@ -14,8 +14,8 @@ from gradio_client import Client, handle_file
 from streamlit.testing.v1 import AppTest
 
 from app.paper_findings import ORDER, PAIRS, panels, stored
+from engine.analyses.noise import FrequencyNoise
 from engine.findings import FIGURE_MEMBERS, FINDINGS, load_member, members
-from engine.robustness import FrequencyNoise
 from tests.conftest import ROOT
 
 TIMEOUT_MS = 300_000

@@ -14,14 +14,14 @@ import torch
 import engine
 from app.paper_findings import along_d1
 from app.views import paper_plots
+from engine.analyses.corruption import CorruptionRobustness
+from engine.analyses.hessian import HessianSpectrum
+from engine.analyses.landscape import LossLandscape
+from engine.analyses.noise import FrequencyNoise
+from engine.analyses.similarity import FeatureSimilarity
 from engine.cifar_subset import balanced, subset
-from engine.corruption import CorruptionRobustness
-from engine.hessian import HessianSpectrum, as_batch
-from engine.landscape import LossLandscape
 from engine.models import cifar_transform
 from engine.registry import LoadedModel
-from engine.robustness import FrequencyNoise
-from engine.similarity import FeatureSimilarity
 from tests.test_hessian import Saddle
 
 ALTERNET = {"width": 4, "depths": (1, 1, 1, 2), "msa": "s4:2"}
@@ -44,7 +44,7 @@ def data(models) -> tuple[np.ndarray, torch.Tensor, list[int]]:
     """8 subset images (uint8 and preprocessed, both models use the CIFAR transform) and their labels."""
     images, labels = subset()
     index = balanced(10)[:8]
-    return images[index], as_batch(models["AlterNet"], list(images[index])), labels[index].tolist()
+    return images[index], HessianSpectrum(models["AlterNet"]).inputs(list(images[index])), labels[index].tolist()
 
 
 def rendered(fig: go.Figure) -> dict:
@@ -125,7 +125,7 @@ def test_lesion_lines_are_the_drops_with_msa_and_subsampling_shaded():
 
 
 def test_lesion_figure_of_an_engine_result(models, data):
-    from engine.lesion import LesionAccuracy  # being written alongside; the JSON shape is what matters here
+    from engine.analyses.lesion import LesionAccuracy  # being written alongside; the JSON shape is what matters here
 
     _, x, labels = data
     result = LesionAccuracy(models["AlterNet"]).attribute(x, labels).to_json()

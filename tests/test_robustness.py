@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import engine
-from engine.robustness import FrequencyNoise, band_mask, band_noise
+from engine.analyses.noise import FrequencyNoise, band_mask, band_noise
 
 
 def numpy_mask(size: int, center: float, width: float) -> np.ndarray:

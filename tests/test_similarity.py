@@ -10,8 +10,8 @@ import pytest
 import torch
 
 import engine
+from engine.analyses.similarity import FeatureSimilarity, tick_labels
 from engine.errors import EngineError
-from engine.similarity import FeatureSimilarity, tick_labels
 
 TINY_VIT = {"patch_size": 8, "embed_dim": 16, "depth": 2, "num_heads": 2}
 
@@ -92,5 +92,5 @@ def test_labels_and_bad_sizes(images):
     model = engine.create_model("vit_cifar", weights="random", device="cpu", **TINY_VIT)
     with pytest.raises(EngineError, match="at least 4 images"):
         FeatureSimilarity(model, batch_size=8).attribute(images[:3])
-    with pytest.raises(EngineError, match="at least 4 images per batch"):
+    with pytest.raises(EngineError, match="batch_size must be at least 4"):
         FeatureSimilarity(model, batch_size=2)

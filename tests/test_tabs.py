@@ -35,7 +35,7 @@ def test_compare_analyzes_redraws_lesions_and_exports(service: Service, sample_p
     vit, resnet = page.columns
     assert "Analyzed 2 models" in page.status and vit.random and "random weights" in vit.title
     assert len(vit.top5) == 5 and all(label.endswith("%)") for label in vit.top5)  # probabilities in the labels
-    direct = engine.Analyzer(service.load("vit_cifar", "random")).analyze([Image.open(sample_photo).convert("RGB")])
+    direct = engine.Analyzer(service.load("vit_cifar", "random")).attribute([Image.open(sample_photo).convert("RGB")])
     assert list(vit.top5.values()) == [p.probability for p in direct.predictions[0]]  # the engine's own numbers
     assert vit.layers == 8 and vit.rollout and resnet.layers == 0 and "Grad-CAM" in resnet.caption
     assert vit.image.shape[2] == 3 and ("Fig 9: feature-map variance", "fig9-variance") in page.figure_choices

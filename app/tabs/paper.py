@@ -51,7 +51,7 @@ class PaperTab:
         finding = FINDINGS.get(name)
         return Section(
             name,
-            text.FINDINGS[name],
+            findings.FIGURES[name].explanation,
             findings.figures(name, shown),
             findings.panels(name),
             findings.caption(name, shown, recomputed=name in recomputed),

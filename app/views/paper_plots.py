@@ -3,12 +3,12 @@
 Each function takes those dicts (stored or fresh; the engine need not run) keyed by the model's display
 label, which gets " (random weights)" added when the dict says its weights are random, as in app.figures.
 
-noise_figure: Fig 2b, accuracy drop against the frequency of the added noise (engine.robustness).
-similarity_figure: Fig 10a, the CKA heat map of two models' blocks (engine.similarity).
-lesion_figure: Fig 10b, the accuracy drop when one unit is switched off, by depth (engine.lesion).
-hessian_figure: Figs 1c and 4, the histogram of the top Hessian eigenvalues (engine.hessian).
-landscape_figure: Fig 1a, NLL + ℓ2 along one or two random directions (engine.landscape).
-corruption_figure, corruption_detail_figure: Fig 12b, accuracy under common corruptions (engine.corruption).
+noise_figure: Fig 2b, accuracy drop against the frequency of the added noise (engine.analyses.noise).
+similarity_figure: Fig 10a, the CKA heat map of two models' blocks (engine.analyses.similarity).
+lesion_figure: Fig 10b, the accuracy drop when one unit is switched off, by depth (engine.analyses.lesion).
+hessian_figure: Figs 1c and 4, the histogram of the top Hessian eigenvalues (engine.analyses.hessian).
+landscape_figure: Fig 1a, NLL + ℓ2 along one or two random directions (engine.analyses.landscape).
+corruption_figure, corruption_detail_figure: Fig 12b, accuracy under common corruptions (engine.analyses.corruption).
 trajectory_figure: Fig 1b, the optimization trajectory (r_t, θ_t) in polar coordinates.
 """
 

@@ -7,17 +7,15 @@ result = LesionAccuracy(model).attribute(images, labels)    # accuracy with each
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Callable, Iterable, Sequence
+from typing import Iterable
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .errors import EngineError
-from .images import ImageInput, load_image
-from .registry import LoadedModel
-
-Progress = Callable[[int, int], None]
+from ..errors import EngineError
+from ..registry import LoadedModel
+from .base import Images, Labels, ModelAnalysis, Progress
 
 
 def _zero_branch(module: nn.Module, args: tuple, output: torch.Tensor) -> torch.Tensor:
@@ -91,55 +89,21 @@ class LesionResult:
         }
 
 
-class LesionAccuracy:
+class LesionAccuracy(ModelAnalysis):
     """Fig 10b: how much the accuracy drops when one unit (Conv, MSA or MLP) is switched off."""
 
-    def __init__(self, model: LoadedModel, batch_size: int = 100) -> None:
-        if batch_size < 1:
-            raise EngineError(f"batch_size must be at least 1, not {batch_size}")
-        self.model, self.batch_size = model, batch_size
-
-    def _batch(self, images: Sequence[ImageInput] | torch.Tensor) -> torch.Tensor:
-        """`images` as the model's input batch: a preprocessed batch as is, files/PIL/arrays through its transform."""
-        if isinstance(images, torch.Tensor) and images.dim() != 4:
-            raise EngineError(f"a preprocessed batch has shape (B, 3, H, W), not {tuple(images.shape)}")
-        if len(images) == 0:
-            raise EngineError("a lesion study needs at least one labelled image")
-        if isinstance(images, torch.Tensor):
-            return images
-        return torch.stack([self.model.transform(load_image(image)) for image in images])
-
-    @torch.inference_mode()
     def _evaluate(self, x: torch.Tensor, y: torch.Tensor) -> tuple[float, float]:
         """Accuracy and mean NLL of the model as it stands."""
-        correct, nll = 0, 0.0
-        for start in range(0, len(x), self.batch_size):
-            logits = self.model.module(x[start : start + self.batch_size].to(self.model.device)).float().cpu()
-            self.model.forward_passes += 1
-            target = y[start : start + self.batch_size]
-            if int(target.max()) >= logits.shape[-1]:
-                raise EngineError(
-                    f"label {int(target.max())} is out of range: {self.model.name} has {logits.shape[-1]} classes"
-                )
-            nll += float(F.cross_entropy(logits, target, reduction="sum"))
-            correct += int((logits.argmax(-1) == target).sum())
-        return correct / len(x), nll / len(x)
+        logits = self.logits(x)
+        self.check_labels(y, logits.shape[-1])
+        nll = float(F.cross_entropy(logits, y))
+        return int((logits.argmax(-1) == y).sum()) / len(y), nll
 
-    def attribute(
-        self, images: Sequence[ImageInput] | torch.Tensor, labels: Sequence[int], progress: Progress | None = None
-    ) -> LesionResult:
+    def attribute(self, images: Images, labels: Labels | None = None, progress: Progress | None = None) -> LesionResult:
         """Accuracy over `images` (files/PIL/arrays, or a preprocessed (B, 3, H, W) batch) and their labels,
         clean and with each removable unit off; `progress(done, total)` after each of the 1 + units passes."""
-        x = self._batch(images)
-        y = (
-            labels.cpu().long()
-            if isinstance(labels, torch.Tensor)
-            else torch.as_tensor(list(labels), dtype=torch.int64)
-        )
-        if len(y) != len(x):
-            raise EngineError(f"{len(x)} images but {len(y)} labels")
-        if int(y.min()) < 0:
-            raise EngineError(f"label {int(y.min())} is out of range: labels are class indices from 0")
+        x = self.inputs(images)
+        y = self.targets(labels, len(x))
         specs = self.model.spec.blocks(self.model.module)
         removable = [i for i, spec in enumerate(specs) if spec.can_lesion]
         last = max(len(specs) - 1, 1)
@@ -157,3 +121,12 @@ class LesionAccuracy:
             if progress:
                 progress(done, 1 + len(removable))
         return LesionResult(self.model.name, clean_accuracy, clean_nll, units, len(x))
+
+
+def headline(result: dict) -> str:
+    """Fig 10b's numbers in a line: clean accuracy and the unit whose removal hurts most."""
+    worst = max(result["units"], key=lambda u: u["drop"])
+    return (
+        f"clean accuracy {100 * result['clean_accuracy']:.1f}%, largest drop {100 * worst['drop']:.1f} points "
+        f"without {worst['name']} ({worst['kind']})"
+    )

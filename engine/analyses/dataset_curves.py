@@ -1,7 +1,7 @@
 """Figs 2a, 8 and 9 over a dataset: a folder or ZIP of images, streamed, on one process or many.
 
     curves = DatasetCurves(create_model("resnet50", "random"), batch_size=64, workers=4)
-    result = curves.measure("imagenet/val", limit=5000)
+    result = curves.attribute("imagenet/val", limit=5000)
 
 Every block is measured per batch and the per-batch values are averaged over batches, as the
 paper's notebooks do (MEASUREMENTS.md section 4). Both measurements are means over the images of
@@ -18,24 +18,23 @@ import time
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import torch
 import torch.distributed as dist
 from PIL import Image
 from torch.utils.data import DataLoader, Dataset, DistributedSampler
 
-from .analysis import block_results, watch_latents
-from .blocks import BlockSpec
-from .errors import EngineError, ImageError
-from .images import load_image
-from .measure import map_statistics, to_bchw
-from .registry import LoadedModel, Transform
-from .results import BlockResult, ModelResult
-from .zip_images import check_pixel_budget, image_size, read_member
+from ..blocks import BlockSpec
+from ..errors import EngineError, ImageError
+from ..images import load_image
+from ..measure import map_statistics, to_bchw
+from ..registry import LoadedModel, Transform
+from ..results import BlockResult, ModelResult
+from ..zip_images import check_pixel_budget, image_size, read_member
+from .base import ModelAnalysis, Progress
+from .block_measures import block_results, watch_latents
 
 IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".bmp", ".webp", ".gif", ".tif", ".tiff"}
-Progress = Callable[[int, int], None]
 
 
 def image_names(source: Path) -> list[str]:
@@ -111,18 +110,17 @@ class ImageStream(Dataset):
         return {**self.__dict__, "_zip": None}
 
 
-@dataclass
-class DatasetCurves:
+class DatasetCurves(ModelAnalysis):
     """Measures every block of one model over a dataset of images, streamed in batches.
 
     `batch_size` is the batch of the whole run: under torchrun each process takes batch_size / N.
     """
 
-    model: LoadedModel
-    batch_size: int = 64
-    workers: int = 0
+    def __init__(self, model: LoadedModel, batch_size: int = 64, workers: int = 0) -> None:
+        super().__init__(model, batch_size)
+        self.workers = workers
 
-    def measure(
+    def attribute(
         self,
         source: str | Path,
         limit: int | None = None,
@@ -137,7 +135,7 @@ class DatasetCurves:
         stream = ImageStream(source, self.model.transform, limit, max_pixels)
         rank, world = _process_group()
         if self.batch_size % world:
-            raise ValueError(f"batch size {self.batch_size} must be a multiple of the {world} processes")
+            raise EngineError(f"batch size {self.batch_size} must be a multiple of the {world} processes")
         sampler = DistributedSampler(stream, world, rank, shuffle=False) if world > 1 else None
         loader = DataLoader(
             stream,
@@ -162,8 +160,7 @@ class DatasetCurves:
                     position += len(images)
                     real = index < len(stream)  # DistributedSampler pads with repeated images
                     sums.start(batch, (real & readable).to(self.model.device), index[real & ~readable].tolist())
-                    self.model.module(images.to(self.model.device, non_blocking=True))
-                    self.model.forward_passes += 1
+                    self.forward(images)
                     if progress:
                         progress(min(position * world, len(stream)), len(stream))
         finally:

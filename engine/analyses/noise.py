@@ -11,15 +11,12 @@ The noise is added to the model's input, after its eval transform (normalized pi
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 import numpy as np
 import torch
 
-from .images import ImageInput, load_image
-from .registry import LoadedModel
-
-Progress = Callable[[int, int], None]
+from ..registry import LoadedModel
+from .base import Images, Labels, ModelAnalysis, Progress
 
 
 def band_mask(size: int, center: float, width: float = 0.1) -> torch.Tensor:
@@ -84,7 +81,7 @@ class NoiseResult:
         }
 
 
-class FrequencyNoise:
+class FrequencyNoise(ModelAnalysis):
     """Fig 2b: how a model's predictions suffer from random noise of one frequency band at a time."""
 
     def __init__(
@@ -96,36 +93,21 @@ class FrequencyNoise:
         seed: int = 0,
         batch_size: int = 100,
     ) -> None:
-        self.model, self.rms, self.width, self.seed, self.batch_size = model, rms, width, seed, batch_size
+        super().__init__(model, batch_size)
+        self.rms, self.width, self.seed = rms, width, seed
         self.frequencies = [round(float(f), 4) for f in np.linspace(0, 1, bands)]
 
-    @torch.inference_mode()
-    def _probabilities(self, x: torch.Tensor) -> torch.Tensor:
-        out = []
-        for start in range(0, len(x), self.batch_size):
-            logits = self.model.module(x[start : start + self.batch_size].to(self.model.device))
-            self.model.forward_passes += 1
-            out.append(logits.float().softmax(-1).cpu())
-        return torch.cat(out)
-
-    def attribute(
-        self,
-        images: Sequence[ImageInput] | torch.Tensor,
-        labels: Sequence[int] | None = None,
-        progress: Progress | None = None,
-    ) -> NoiseResult:
-        """Clean and noisy predictions for every band; `images` as files/PIL/arrays or a preprocessed batch."""
-        if isinstance(images, torch.Tensor):
-            x = images
-        else:
-            x = torch.stack([self.model.transform(load_image(image)) for image in images])
-        clean = self._probabilities(x)
+    def attribute(self, images: Images, labels: Labels | None = None, progress: Progress | None = None) -> NoiseResult:
+        """Clean and noisy predictions for every band; `images` as files/PIL/arrays or a preprocessed batch.
+        Without labels (one photo), the result has agreement and probabilities but no accuracy."""
+        x = self.inputs(images)
+        clean = self.logits(x).softmax(-1)
         top1 = clean.argmax(-1)
-        truth = None if labels is None else torch.as_tensor(list(labels))
+        truth = None if labels is None else self.targets(labels, len(x))
         generator = torch.Generator().manual_seed(self.seed)
         accuracy, agreement, probability = [], [], []
         for i, f in enumerate(self.frequencies):
-            noisy = self._probabilities(x + band_noise(tuple(x.shape), f, self.width, self.rms, generator))
+            noisy = self.logits(x + band_noise(tuple(x.shape), f, self.width, self.rms, generator)).softmax(-1)
             predicted = noisy.argmax(-1)
             agreement.append(float((predicted == top1).float().mean()))
             probability.append(float(noisy.gather(1, top1[:, None]).mean()))
@@ -144,3 +126,11 @@ class FrequencyNoise:
             self.rms,
             len(x),
         )
+
+
+def headline(result: dict) -> str:
+    """Fig 2b's numbers in a line: clean accuracy and the band where the noise hurts most."""
+    drops = result["accuracy_drop"] or result["probability_drop"]
+    worst = int(np.argmax(drops))
+    clean = "" if result["clean_accuracy"] is None else f"clean accuracy {100 * result['clean_accuracy']:.1f}%, "
+    return f"{clean}largest drop {100 * drops[worst]:.1f} points at {result['frequencies'][worst]:.1f}π"

@@ -17,7 +17,7 @@ backend, whose double backward exists.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Iterable
 
 import numpy as np
 import torch
@@ -25,25 +25,17 @@ import torch.nn.functional as F
 from PIL import Image
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
-from .errors import EngineError
-from .images import ImageInput, load_image
-from .registry import LoadedModel
-from .train import crop_flip
+from ..errors import EngineError
+from ..registry import LoadedModel
+from ..train import crop_flip
+from .base import Images, Labels, ModelAnalysis, Progress
 
-Progress = Callable[[int, int], None]
 Batch = tuple[torch.Tensor, torch.Tensor]
 
 
 def l2_term(parameters: Iterable[torch.Tensor], weight_decay: float) -> torch.Tensor:
     """The L2 of NLL + L2: weight_decay / 2 * the sum of the squares of `parameters`."""
     return weight_decay / 2 * sum(p.pow(2).sum() for p in parameters)
-
-
-def as_batch(model: LoadedModel, images: Sequence[ImageInput] | torch.Tensor) -> torch.Tensor:
-    """`images` as the model's input batch: files/PIL/arrays through its eval transform, or a preprocessed batch."""
-    if isinstance(images, torch.Tensor):
-        return images
-    return torch.stack([model.transform(load_image(image)) for image in images])
 
 
 def black(model: LoadedModel, size: int) -> torch.Tensor:
@@ -126,7 +118,7 @@ class HessianResult:
         }
 
 
-class HessianSpectrum:
+class HessianSpectrum(ModelAnalysis):
     """Figs 1c and 4: the top-k Hessian eigenvalues of NLL + L2 on minibatches, by power iteration."""
 
     def __init__(
@@ -145,7 +137,8 @@ class HessianSpectrum:
         iteration stops when the eigenvalue's relative change is below `tol`, or after `max_iter` steps."""
         if top_k < 1 or max_iter < 1:
             raise EngineError(f"top_k and max_iter must be at least 1, not {top_k} and {max_iter}")
-        self.model, self.top_k, self.batch_size, self.batches = model, top_k, batch_size, batches
+        super().__init__(model, batch_size)
+        self.top_k, self.batches = top_k, batches
         self.max_iter, self.tol, self.weight_decay, self.augmented, self.seed = (
             max_iter,
             tol,
@@ -154,12 +147,12 @@ class HessianSpectrum:
             seed,
         )
 
-    def minibatches(self, x: torch.Tensor, labels: Sequence[int]) -> list[Batch]:
+    def minibatches(self, x: torch.Tensor, labels: Labels) -> list[Batch]:
         """The seeded shuffled (and augmented) minibatches of a preprocessed batch that are measured."""
         count = len(x) // self.batch_size if self.batches is None else self.batches
         if count < 1 or count * self.batch_size > len(x):
             raise EngineError(f"{len(x)} images do not fill {max(count, 1)} minibatches of {self.batch_size}")
-        y = torch.as_tensor(list(labels))
+        y = self.targets(labels, len(x))
         generator = torch.Generator().manual_seed(self.seed)
         order = torch.randperm(len(x), generator=generator)
         fill = black(self.model, x.shape[-1]).to(x) if self.augmented else None
@@ -177,8 +170,7 @@ class HessianSpectrum:
         params = [p for p in self.model.module.parameters() if p.requires_grad]
         dtype, device = params[0].dtype, self.model.device
         with sdpa_kernel(SDPBackend.MATH):
-            nll = F.cross_entropy(self.model.module(x.to(device, dtype)), y.to(device))
-        self.model.forward_passes += 1
+            nll = F.cross_entropy(self.forward(x.to(dtype)), y.to(device))
         loss = nll + l2_term(params, self.weight_decay)
         grads = torch.autograd.grad(loss, params, create_graph=True, allow_unused=True, materialize_grads=True)
         gradient = torch.cat([g.reshape(-1) for g in grads])
@@ -207,11 +199,11 @@ class HessianSpectrum:
         return values, iterations, float(loss.detach()), float(nll.detach())
 
     def attribute(
-        self, images: Sequence[ImageInput] | torch.Tensor, labels: Sequence[int], progress: Progress | None = None
+        self, images: Images, labels: Labels | None = None, progress: Progress | None = None
     ) -> HessianResult:
         """The spectrum over `images` (files/PIL/arrays, or a preprocessed batch) and their labels;
         `progress(done, total)` after each eigenvalue."""
-        batches = self.minibatches(as_batch(self.model, images), labels)
+        batches = self.minibatches(self.inputs(images), labels)
         generator = torch.Generator().manual_seed(self.seed)
         total, done = len(batches) * self.top_k, 0
 
@@ -233,3 +225,9 @@ class HessianSpectrum:
         return HessianResult(
             values, iterations, loss, nll, self.batch_size, self.top_k, self.weight_decay, parameters, self.augmented
         )
+
+
+def headline(result: dict) -> str:
+    """Figs 1c and 4's numbers in a line: the mean top eigenvalue and the share of negative ones."""
+    top = np.array(result["eigenvalues"])[:, 0]
+    return f"top eigenvalue {top.mean():.3g} on average over {len(top)} minibatches, NEP {100 * result['nep']:.0f}%"

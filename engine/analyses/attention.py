@@ -18,8 +18,8 @@ from functools import lru_cache
 import torch
 from torch import nn
 
-from .blocks import BlockSpec
-from .results import AttentionLayer, AttentionResult
+from ..blocks import BlockSpec
+from ..results import AttentionLayer, AttentionResult
 
 
 @lru_cache(maxsize=64)

@@ -12,18 +12,18 @@ estimator HSIC_1 (Song et al., 2012), and CKA(X, Y) = sum_b HSIC_1(K_b, L_b) / s
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Sequence
 
+import numpy as np
 import torch
 from ckatorch.hsic import hsic1
 
-from .analysis import watch_latents
-from .errors import EngineError
-from .images import ImageInput, load_image
-from .measure import to_bchw
-from .registry import LoadedModel
-
-Progress = Callable[[int, int], None]
+from ..errors import EngineError
+from ..images import load_image
+from ..measure import to_bchw
+from ..registry import LoadedModel
+from .base import Images, Labels, ModelAnalysis, Progress
+from .block_measures import watch_latents
 
 
 def tick_labels(kinds: Sequence[str]) -> list[str]:
@@ -57,15 +57,14 @@ class SimilarityResult:
         }
 
 
-class FeatureSimilarity:
+class FeatureSimilarity(ModelAnalysis):
     """Fig 10a: how alike the feature maps of every pair of blocks are, over a set of images."""
 
+    min_batch_size = 4  # HSIC_1 divides by n - 3
+
     def __init__(self, model: LoadedModel, other: LoadedModel | None = None, batch_size: int = 100) -> None:
-        if batch_size < 4:
-            raise EngineError(
-                f"minibatch CKA needs at least 4 images per batch (HSIC_1 divides by n - 3), not {batch_size}"
-            )
-        self.model, self.other, self.batch_size = model, other, batch_size
+        super().__init__(model, batch_size)
+        self.other = other
 
     def _grams(self, model: LoadedModel, x: torch.Tensor) -> torch.Tensor:
         """(blocks, B, B) float64 linear Gram matrices of every block's flattened latent."""
@@ -79,20 +78,20 @@ class FeatureSimilarity:
         handles = watch_latents(specs, keep)
         try:
             with torch.inference_mode():
-                model.module(x.to(model.device))
-            model.forward_passes += 1
+                self.forward(x, model)
         finally:
             for handle in handles:
                 handle.remove()
         return torch.stack([g.cpu() for g in grams])
 
     def attribute(
-        self, images: Sequence[ImageInput] | torch.Tensor, progress: Progress | None = None
+        self, images: Images, labels: Labels | None = None, progress: Progress | None = None
     ) -> SimilarityResult:
         """CKA over `images` (files/PIL/arrays, or a batch preprocessed for both models) in minibatches;
-        a last batch smaller than 4 images is left out."""
+        a last batch smaller than 4 images is left out. Labels are not used."""
         other = self.other or self.model
-        x = images if isinstance(images, torch.Tensor) else None
+        if isinstance(images, torch.Tensor):
+            images = self.inputs(images)
         count = len(images)
         starts = [s for s in range(0, count, self.batch_size) if min(count - s, self.batch_size) >= 4]
         if not starts:
@@ -100,12 +99,12 @@ class FeatureSimilarity:
         xy = xx = yy = None
         for done, start in enumerate(starts, 1):
             stop = min(start + self.batch_size, count)
-            if x is not None:
-                a = b = x[start:stop]
+            if isinstance(images, torch.Tensor):
+                a = b = images[start:stop]
             else:
                 pictures = [load_image(image) for image in images[start:stop]]
-                a = torch.stack([self.model.transform(p) for p in pictures])
-                b = a if other is self.model else torch.stack([other.transform(p) for p in pictures])
+                a = self.inputs(pictures)
+                b = a if other is self.model else self.inputs(pictures, other)
             k = self._grams(self.model, a)
             l_ = k if other is self.model else self._grams(other, b)
             pairs = _pairwise_hsic(k, l_)
@@ -127,6 +126,12 @@ class FeatureSimilarity:
             sum(min(s + self.batch_size, count) - s for s in starts),
             self.batch_size,
         )
+
+
+def headline(result: dict) -> str:
+    """Fig 10a's numbers in a line: the matrix's size and mean CKA."""
+    cka = np.array(result["cka"])
+    return f"{cka.shape[0]}x{cka.shape[1]} blocks, mean CKA {cka.mean():.2f}"
 
 
 def _pairwise_hsic(k: torch.Tensor, l_: torch.Tensor) -> torch.Tensor:

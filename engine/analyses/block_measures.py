@@ -1,6 +1,6 @@
 """One forward pass per batch, with hooks measuring every block on the way (captum-style object API).
 
-result = Analyzer(create_model("resnet50", weights="random")).analyze([image])
+result = Analyzer(create_model("resnet50", weights="random")).attribute([image])
 """
 
 from __future__ import annotations
@@ -13,15 +13,14 @@ from torch import nn
 from torch.utils.hooks import RemovableHandle
 from torchvision import transforms as T
 
+from ..blocks import BlockSpec
+from ..images import ImageInput, load_image
+from ..measure import MapStatistics, map_statistics, to_bchw
+from ..registry import LoadedModel, create_model
+from ..results import Analysis, BlockResult, ModelResult, Prediction
+from ..weights_choice import Weights
 from .attention import AttentionRecorder
-from .blocks import BlockSpec
-from .images import ImageInput, load_image
-from .measure import MapStatistics, map_statistics, to_bchw
-from .registry import LoadedModel, create_model
-from .results import Analysis, BlockResult, ModelResult, Prediction
-from .weights_choice import Weights
-
-Progress = Callable[[int, int], None]
+from .base import Images, Labels, ModelAnalysis, Progress
 
 
 def watch_latents(specs: list[BlockSpec], on_latent: Callable[[int, torch.Tensor], None]) -> list[RemovableHandle]:
@@ -123,32 +122,25 @@ def as_seen(batch: torch.Tensor, transform) -> np.ndarray:
     return (pixels.clamp(0, 1) * 255).round().byte().permute(0, 2, 3, 1).numpy()
 
 
-class Analyzer:
+class Analyzer(ModelAnalysis):
     """Measures every block of one loaded model on a set of images, one forward pass per batch."""
 
     def __init__(self, model: LoadedModel, batch_size: int = 16, top_k: int = 5) -> None:
-        self.model = model
-        self.batch_size = batch_size
+        super().__init__(model, batch_size)
         self.top_k = top_k
 
-    def preprocess(self, images: Sequence[ImageInput]) -> torch.Tensor:
-        return torch.stack([self.model.transform(load_image(image)) for image in images])
-
-    def analyze(self, images: Sequence[ImageInput], progress: Progress | None = None) -> ModelResult:
-        """Preprocess the images with the model's eval transform, then `measure` them."""
-        if len(images) == 0:
-            raise ValueError("no images to analyze")
-        return self.measure(self.preprocess(images), progress)
-
-    def measure(self, batch: torch.Tensor, progress: Progress | None = None) -> ModelResult:
-        """Measure every block on an already preprocessed (N, 3, H, W) batch, one pass per batch."""
+    def attribute(self, images: Images, labels: Labels | None = None, progress: Progress | None = None) -> ModelResult:
+        """Every block's Fourier curve and variance (Figs 2a, 8, 9), the attention maps and the top-k
+        predictions of `images` (files/PIL/arrays through the eval transform, or a preprocessed (N, 3, H, W)
+        batch). Labels are not used."""
         model = self.model
+        batch = self.inputs(images)
         specs = model.spec.blocks(model.module)
         meter = _BlockMeter(specs)
         recorder = None
         if model.spec.attention is not None:
             recorder = AttentionRecorder(model.spec.attention, specs, batch.shape[-1])
-        labels = model.spec.labels()
+        names = model.spec.labels()
         predictions: list[list[Prediction]] = []
         meter.attach()
         if recorder:
@@ -156,15 +148,13 @@ class Analyzer:
         try:
             with torch.inference_mode():
                 for start in range(0, len(batch), self.batch_size):
-                    chunk = batch[start : start + self.batch_size].to(model.device)
                     if recorder:
                         recorder.start_batch()
-                    logits = model.module(chunk)
-                    model.forward_passes += 1
+                    logits = self.forward(batch[start : start + self.batch_size])
                     meter.end_batch()
                     if recorder:
                         recorder.end_batch()
-                    predictions += self._top_k(logits, labels)
+                    predictions += self._top_k(logits, names)
                     if progress:
                         progress(min(start + self.batch_size, len(batch)), len(batch))
         finally:
@@ -209,7 +199,7 @@ def analyze(
     loaded = [create_model(name, weights=weights, seed=seed, device=device) for name in models]
     pictures = [load_image(image) for image in images]
     results = [
-        Analyzer(model, batch_size=batch_size).analyze(pictures, progress(model.name) if progress else None)
+        Analyzer(model, batch_size=batch_size).attribute(pictures, progress=progress(model.name) if progress else None)
         for model in loaded
     ]
     return Analysis(results, str(loaded[0].device) if loaded else device)

@@ -24,10 +24,10 @@ import torch
 from PIL import Image
 from scipy import ndimage
 
-from .images import load_image
-from .registry import LoadedModel
+from ..errors import EngineError
+from ..registry import LoadedModel
+from .base import Labels, ModelAnalysis, Progress
 
-Progress = Callable[[int, int], None]
 Corruption = Callable[[np.ndarray, int, np.random.Generator], np.ndarray]
 SEVERITIES = (1, 2, 3, 4, 5)
 
@@ -321,11 +321,11 @@ BENCHMARK = tuple(CORRUPTIONS)[:14]
 def corrupt(image: np.ndarray, name: str, severity: int, rng: np.random.Generator) -> np.ndarray:
     """`image` (uint8, H x W x 3) with corruption `name` at `severity` (1..5), random draws from `rng`."""
     if name not in CORRUPTIONS:
-        raise ValueError(f"unknown corruption {name!r}; known: {', '.join(CORRUPTIONS)}")
+        raise EngineError(f"unknown corruption {name!r}; known: {', '.join(CORRUPTIONS)}")
     if severity not in SEVERITIES:
-        raise ValueError(f"severity must be 1..5, not {severity!r}")
+        raise EngineError(f"severity must be 1..5, not {severity!r}")
     if image.dtype != np.uint8 or image.ndim != 3 or image.shape[2] != 3:
-        raise ValueError(f"expected a uint8 (H, W, 3) image, got {image.dtype} {image.shape}")
+        raise EngineError(f"expected a uint8 (H, W, 3) image, got {image.dtype} {image.shape}")
     return CORRUPTIONS[name](image, severity, rng)
 
 
@@ -372,7 +372,7 @@ class CorruptionResult:
         }
 
 
-class CorruptionRobustness:
+class CorruptionRobustness(ModelAnalysis):
     """Fig 12b: a model's accuracy on corrupted copies of labeled images, against its clean accuracy."""
 
     def __init__(
@@ -385,32 +385,24 @@ class CorruptionRobustness:
     ) -> None:
         unknown = [name for name in corruptions if name not in CORRUPTIONS]
         if unknown:
-            raise ValueError(f"unknown corruption(s) {', '.join(unknown)}; known: {', '.join(CORRUPTIONS)}")
+            raise EngineError(f"unknown corruption(s) {', '.join(unknown)}; known: {', '.join(CORRUPTIONS)}")
         if not severities or not set(severities) <= set(SEVERITIES):
-            raise ValueError(f"severities must be some of 1..5, not {list(severities)}")
+            raise EngineError(f"severities must be some of 1..5, not {list(severities)}")
         if not corruptions:
-            raise ValueError("no corruption chosen")
-        self.model, self.seed, self.batch_size = model, seed, batch_size
-        self.corruptions, self.severities = list(corruptions), list(severities)
+            raise EngineError("no corruption chosen")
+        super().__init__(model, batch_size)
+        self.seed, self.corruptions, self.severities = seed, list(corruptions), list(severities)
 
-    @torch.inference_mode()
     def _predict(self, images: Sequence[np.ndarray]) -> torch.Tensor:
-        out = []
-        for start in range(0, len(images), self.batch_size):
-            batch = images[start : start + self.batch_size]
-            x = torch.stack([self.model.transform(load_image(image)) for image in batch])
-            out.append(self.model.module(x.to(self.model.device)).argmax(-1).cpu())
-            self.model.forward_passes += 1
-        return torch.cat(out)
+        return self.logits(self.inputs(images)).argmax(-1)
 
     def attribute(
-        self, images: np.ndarray | Sequence[np.ndarray], labels: Sequence[int], progress: Progress | None = None
+        self, images: np.ndarray | Sequence[np.ndarray], labels: Labels | None = None, progress: Progress | None = None
     ) -> CorruptionResult:
-        """Accuracy on `images` (uint8, N x H x W x 3) as they are and under every corruption and severity."""
+        """Accuracy on `images` (uint8, N x H x W x 3; the corruptions work on pixels) as they are and under
+        every corruption and severity."""
         images = [np.asarray(image) for image in images]
-        truth = torch.as_tensor(list(labels))
-        if len(truth) != len(images):
-            raise ValueError(f"{len(images)} images but {len(truth)} labels")
+        truth = self.targets(labels, len(images))
         clean = float((self._predict(images) == truth).float().mean())
         accuracy: dict[str, list[float]] = {name: [] for name in self.corruptions}
         total, done = len(self.corruptions) * len(self.severities), 0
@@ -423,3 +415,11 @@ class CorruptionRobustness:
                 if progress:
                     progress(done, total)
         return CorruptionResult(self.corruptions, self.severities, clean, accuracy, len(images))
+
+
+def headline(result: dict) -> str:
+    """Fig 12b's numbers in a line: clean and mean corrupted accuracy."""
+    return (
+        f"clean accuracy {100 * result['clean_accuracy']:.1f}%, "
+        f"corrupted {100 * result['mean_accuracy']:.1f}% on average"
+    )

@@ -7,15 +7,16 @@ value of captum's LayerGradCam on a convolutional block.
 
 from __future__ import annotations
 
-import numpy as np
 import torch
 import torch.nn.functional as F
 
-from .analysis import watch_latents
-from .blocks import BlockSpec
-from .images import ImageInput, load_image
-from .measure import to_bchw
-from .registry import LoadedModel
+from ..blocks import BlockSpec
+from ..errors import EngineError
+from ..measure import to_bchw
+from ..registry import LoadedModel
+from ..results import AttributionMap
+from .base import Images, Labels, ModelAnalysis, Progress
+from .block_measures import watch_latents
 
 
 def cam_block(specs: list[BlockSpec]) -> BlockSpec:
@@ -27,29 +28,40 @@ def cam_block(specs: list[BlockSpec]) -> BlockSpec:
     return outputs[-2] if last.layout == "bnc" and last.prefix_tokens else last
 
 
-class GradCam:
+class GradCam(ModelAnalysis):
     """Where a model looks: Grad-CAM of the top-1 (or a given) class on its last block (`cam_block`)."""
 
     def __init__(self, model: LoadedModel) -> None:
-        self.model = model
+        super().__init__(model, batch_size=1)
         self.block = cam_block(model.spec.blocks(model.module))
 
-    def attribute(self, image: ImageInput, target: int | None = None) -> np.ndarray:
-        """An (H, W) map in [0, 1] at the model's input resolution."""
-        x = self.model.transform(load_image(image)).unsqueeze(0).to(self.model.device)
+    def attribute(
+        self, images: Images, labels: Labels | None = None, progress: Progress | None = None
+    ) -> AttributionMap:
+        """The map of one image (`images`: one file/PIL/array or a one-image list) for class `labels`
+        (one index; None: the top-1 class)."""
+        if not isinstance(images, (list, tuple, torch.Tensor)):
+            images = [images]
+        x = self.inputs(images)
+        if len(x) != 1:
+            raise EngineError(f"Grad-CAM explains one image at a time, not {len(x)}")
+        target = None if labels is None else int(self.targets([labels] if isinstance(labels, int) else labels, 1)[0])
         latents: list[torch.Tensor] = []
         handles = watch_latents([self.block], lambda index, latent: latents.append(latent))
         try:
             with torch.enable_grad():  # one pass gives the top-1 class and its gradient
-                logits = self.model.module(x)[0]
+                logits = self.forward(x)[0]
                 target = int(logits.argmax()) if target is None else target
+                if target >= len(logits):
+                    raise EngineError(f"class {target} is out of range: {self.model.name} has {len(logits)} classes")
                 (grad,) = torch.autograd.grad(logits[target], latents[0])
         finally:
             for handle in handles:
                 handle.remove()
-        self.model.forward_passes += 1
         activations, grads = to_bchw(latents[0].detach(), self.block), to_bchw(grad, self.block)
         cam = (grads.mean(dim=(2, 3), keepdim=True) * activations).sum(dim=1, keepdim=True).relu()
         cam = F.interpolate(cam.float(), size=tuple(x.shape[-2:]), mode="bilinear")[0, 0].cpu()
         peak = float(cam.max())
-        return (cam / peak if peak > 0 else cam).numpy()
+        labels_of = self.model.spec.labels()
+        label = labels_of[target] if target < len(labels_of) else str(target)
+        return AttributionMap("Grad-CAM", target, label, (cam / peak if peak > 0 else cam).numpy())

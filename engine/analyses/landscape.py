@@ -17,17 +17,16 @@ The images are used as given (no augmentation). The weights are restored exactly
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Sequence
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 
-from .errors import EngineError
-from .hessian import as_batch, l2_term
-from .images import ImageInput
-from .registry import LoadedModel
-
-Progress = Callable[[int, int], None]
+from ..errors import EngineError
+from ..registry import LoadedModel
+from .base import Images, Labels, ModelAnalysis, Progress
+from .hessian import l2_term
 
 
 def filter_normalize(direction: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
@@ -63,7 +62,7 @@ class LandscapeResult:
         }
 
 
-class LossLandscape:
+class LossLandscape(ModelAnalysis):
     """Fig 1a: NLL + L2 around the trained weights along one or two filter-normalized random directions."""
 
     def __init__(
@@ -83,8 +82,8 @@ class LossLandscape:
         points = (21 if dims == 1 else 11) if points is None else points
         if points < 2:
             raise EngineError(f"a loss landscape needs at least 2 points per axis, not {points}")
-        self.model, self.dims, self.weight_decay, self.seed = model, dims, weight_decay, seed
-        self.batch_size, self.ignore = batch_size, tuple(ignore)
+        super().__init__(model, batch_size)
+        self.dims, self.weight_decay, self.seed, self.ignore = dims, weight_decay, seed, tuple(ignore)
         self.coordinates = [span * (2 * i - (points - 1)) / (points - 1) for i in range(points)]
 
     def _parameters(self) -> list[tuple[str, torch.nn.Parameter]]:
@@ -105,24 +104,19 @@ class LossLandscape:
 
     def _evaluate(self, x: torch.Tensor, y: torch.Tensor) -> tuple[float, float, float]:
         """NLL + L2, NLL and accuracy of the model as it stands."""
-        nll, correct = 0.0, 0
-        for start in range(0, len(x), self.batch_size):
-            logits = self.model.module(x[start : start + self.batch_size].to(self.model.device))
-            self.model.forward_passes += 1
-            target = y[start : start + self.batch_size].to(self.model.device)
-            nll += float(F.cross_entropy(logits.float(), target, reduction="sum"))
-            correct += int((logits.argmax(-1) == target).sum())
-        nll /= len(x)
+        logits = self.logits(x)
+        nll = float(F.cross_entropy(logits, y))
         l2 = float(l2_term((p for _, p in self._parameters()), self.weight_decay))
-        return nll + l2, nll, correct / len(x)
+        return nll + l2, nll, int((logits.argmax(-1) == y).sum()) / len(y)
 
     @torch.no_grad()
     def attribute(
-        self, images: Sequence[ImageInput] | torch.Tensor, labels: Sequence[int], progress: Progress | None = None
+        self, images: Images, labels: Labels | None = None, progress: Progress | None = None
     ) -> LandscapeResult:
         """The landscape over `images` (files/PIL/arrays, or a preprocessed batch) and their labels;
         `progress(done, total)` after each grid point."""
-        x, y = as_batch(self.model, images), torch.as_tensor(list(labels))
+        x = self.inputs(images)
+        y = self.targets(labels, len(x))
         parameters, directions = self._parameters(), self.directions()
         saved = [p.detach().clone() for _, p in parameters]
         grid = (
@@ -159,3 +153,10 @@ class LossLandscape:
             len(x),
             self.seed,
         )
+
+
+def headline(result: dict) -> str:
+    """Fig 1a's numbers in a line: the loss at the trained weights and the grid's highest."""
+    loss = np.array(result["loss"])
+    centre = loss[tuple(s // 2 for s in loss.shape)]
+    return f"NLL + L2 {centre:.3f} at the trained weights, {loss.max():.4g} at most on the grid"

@@ -1,0 +1,13 @@
+"""The analyses, one module each, every one a `base.ModelAnalysis`: build it on a loaded model, call
+`attribute(images, labels, progress)`, get a dataclass with `to_json()`.
+
+    block_measures  Figs 2a, 8, 9 on a few images: Fourier curves, variance, attention, predictions
+    dataset_curves  the same averaged over a folder or ZIP, streamed (one process or torchrun)
+    gradcam         where a model looks (models without recorded attention)
+    noise           Fig 2b: accuracy under noise of one frequency band at a time
+    similarity      Fig 10a: linear CKA between the blocks of one or two models
+    lesion          Fig 10b: accuracy with one unit switched off
+    hessian         Figs 1c and 4: Hessian max-eigenvalue spectra
+    landscape       Fig 1a: the loss landscape along filter-normalized random directions
+    corruption      Fig 12b: accuracy under CIFAR-10-C corruptions
+"""

@@ -33,9 +33,9 @@ from engine.results import Analysis, ModelResult
 
 from .cifar_lab import LabRun
 from .service import ModelRun
-from .views import figures
+from .views import evidence, figures
 from .views import texts as text
-from .views.attention import ViewOptions, attention_layers, render
+from .views.attention import ViewOptions, render
 
 WIDTH, HEIGHT, SCALE = 1200, 700, 2  # PNGs are 2400 x 1400: sharp on a projector
 SUBTITLE_CHARS = 130  # a subtitle line's length at the exported size
@@ -174,11 +174,12 @@ def blocks_csv(results: list[ModelResult]) -> bytes:
     return buffer.getvalue().encode()
 
 
-def paper_figures(results: list[ModelResult]) -> dict[str, go.Figure]:
-    """Every figure of the compare view, by file stem, titled for slides: Fig 2a per model, Fig 8, Fig 9."""
+def paper_figures(results: list[ModelResult], log_y: bool = True, shaded: int = 0) -> dict[str, go.Figure]:
+    """Every figure of the compare view, by file stem, titled for slides: Fig 2a per model, Fig 8, Fig 9,
+    drawn as on screen (the variance axis, and whose MSA and subsampling spans are shaded)."""
     out = {f"fig2a-{slug(r.name)}": for_export(figures.fourier_spectrum(r), [r]) for r in results}
-    out["fig8-high-frequency"] = for_export(figures.high_frequency(results), results)
-    out["fig9-variance"] = for_export(figures.variance(results, True), results)
+    out["fig8-high-frequency"] = for_export(figures.high_frequency(results, shaded), results)
+    out["fig9-variance"] = for_export(figures.variance(results, log_y, shaded), results)
     return out
 
 
@@ -216,28 +217,44 @@ def figure_choices(results: list[ModelResult]) -> list[tuple[str, str]]:
     ]
 
 
+@dataclass(frozen=True)
+class Picture:
+    """One model on one image in the handout: the input as it saw it, its map, and what they show."""
+
+    image_name: str
+    result: ModelResult
+    input_path: str
+    map_path: str
+    caption: str
+
+
 def teaching_pack(
     results: list[ModelResult],
     runs: list[list[ModelRun]],
     image_names: list[str],
     device: str,
     colormap: str = "inferno",
+    views: list[ViewOptions | None] | None = None,
+    log_y: bool = True,
+    shaded: int = 0,
 ) -> Pack:
-    """The pack for `results` (curves, averaged over the images) and `runs` (per image, per model:
-    the input as the model saw it and its map)."""
+    """The pack for `results` (curves, averaged over the images) and `runs` (per image, per model: the input
+    as the model saw it and its map, drawn with that model's `views` entry: the layer, head or rollout chosen
+    on screen; default its last layer, head mean). Figs 8 and 9 as on screen (`log_y`, `shaded`)."""
     pack = Pack()
-    figs = paper_figures(results)
+    figs = paper_figures(results, log_y, shaded)
     with zipfile.ZipFile(io.BytesIO(figures_zip(figs))) as archive:
         for name in archive.namelist():
             pack.files[f"figures/{name}"] = archive.read(name)
     pictures = []
     for image_name, image_runs in zip(image_names, runs):
-        for run in image_runs:
+        for slot, run in enumerate(image_runs):
             stem = f"{slug(image_name)}-{slug(run.result.name)}"
-            overlay, caption = render(run, ViewOptions(layer=attention_layers(run)), colormap, 0.6)
+            view = (views[slot] if views and slot < len(views) else None) or ViewOptions()
+            overlay, caption = render(run, view, colormap, 0.6)
             pack.files[f"inputs/{stem}.png"] = png(run.image)
             pack.files[f"maps/{stem}.png"] = png(overlay)
-            pictures.append((image_name, run.result, f"inputs/{stem}.png", f"maps/{stem}.png", caption))
+            pictures.append(Picture(image_name, run.result, f"inputs/{stem}.png", f"maps/{stem}.png", caption))
     pack.files["analysis.json"] = json.dumps(Analysis(results, device).to_json(), indent=1).encode()
     pack.files["blocks.csv"] = blocks_csv(results)
     pack.files["handout.html"] = handout(results, list(figs), pictures, image_names).encode()
@@ -250,31 +267,56 @@ def _markdown(source: str) -> str:
     return MarkdownIt().render(source)
 
 
-def handout(results: list[ModelResult], figure_names: list[str], pictures: list[tuple], image_names: list[str]) -> str:
-    """A one-page HTML handout: the figures with the explanation texts, every file by relative path."""
-    rows = "".join(
-        f"<figure><img src='{inp}' alt='input'><img src='{mp}' alt='map'><figcaption><b>{escape(r.label)}</b> on "
-        f"{escape(name)}: {escape(caption)}</figcaption></figure>"
-        for name, r, inp, mp, caption in pictures
+def _top5(result: ModelResult) -> str:
+    rows = "".join(f"<li>{escape(p.label)}: {p.probability:.2%}</li>" for p in result.predictions[0])
+    return f"<ol class='top5'>{rows}</ol>"
+
+
+def _picture(picture: Picture) -> str:
+    """One model on one image (its own run): input and map, the random-weights warning where it applies,
+    the map's caption, the top-5 and the attention distance here."""
+    r = picture.result
+    warning = f"<p class='warning'>{escape(text.RANDOM_PRINT)}</p>" if r.random_weights else ""
+    return (
+        f"<figure><img src='{picture.input_path}' alt='input'><img src='{picture.map_path}' alt='map'>{warning}"
+        f"<figcaption><b>{escape(r.label)}</b> on {escape(picture.image_name)}: {escape(picture.caption)}."
+        f"{_top5(r)}{escape(evidence.distance_here(r))}</figcaption></figure>"
     )
+
+
+def handout(
+    results: list[ModelResult], figure_names: list[str], pictures: list[Picture], image_names: list[str]
+) -> str:
+    """A one-page HTML handout: the maps as chosen on screen with each model's top-5, the figures with the
+    explanation texts and what these models show, every file by relative path; nothing about the app's
+    controls."""
+    rows = "".join(_picture(p) for p in pictures)
     spectra = "".join(
         f"<img class='wide' src='figures/{n}.png' alt='{n}'>" for n in figure_names if n.startswith("fig2a")
     )
-    weights = "".join(f"<li><b>{escape(r.label)}</b>: {escape(r.weights)}</li>" for r in results)
+    weights = "".join(
+        f"<li><b>{escape(r.label)}</b>: {escape(r.weights)}"
+        f"{f' <span class=warning>{escape(text.RANDOM_PRINT)}</span>' if r.random_weights else ''}</li>"
+        for r in results
+    )
     images = ", ".join(map(escape, image_names))
+    averaged = f" Curves averaged over the {len(image_names)} images." if len(image_names) > 1 else ""
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>How do vision transformers work? Handout</title>
 <style>body{{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;line-height:1.45}}
 img.wide{{width:100%}} figure{{display:inline-block;margin:0 1em 1em 0;width:320px;vertical-align:top}}
 figure img{{width:155px;image-rendering:pixelated;margin-right:4px}} figcaption{{font-size:.85em}}
+.top5{{margin:.3em 0;padding-left:1.4em}} .warning{{color:#9a3412;font-weight:600;font-size:.85em;margin:.2em 0}}
 .reference{{color:#555;font-size:.9em}}</style></head><body>
 <h1>How do vision transformers work?</h1>
-<p class="reference">After {escape(REFERENCE)}. Made with the ViT explorer on {images}.</p>
+<p class="reference">After {escape(REFERENCE)}. Made with the ViT explorer on {images}.{averaged}</p>
 <h2>Models and weights</h2><ul>{weights}</ul>
-<h2>What each model sees and where it looks</h2>{_markdown(text.COMPARE)}<div>{rows}</div>
+{_markdown(text.COMPARE_ABOUT)}<div>{rows}</div>
 {_markdown(text.FOURIER)}{spectra}
-{_markdown(text.HIGH_FREQUENCY)}<img class="wide" src="figures/fig8-high-frequency.png" alt="Fig 8">
+{_markdown(text.HIGH_FREQUENCY_ABOUT)}<img class="wide" src="figures/fig8-high-frequency.png" alt="Fig 8">
+{_markdown(evidence.high_frequency_here(results))}
 {_markdown(text.VARIANCE)}<img class="wide" src="figures/fig9-variance.png" alt="Fig 9">
+{_markdown(evidence.variance_here(results))}
 <h2>Data</h2><p>Every value: <a href="analysis.json">analysis.json</a> (the app's JSON) and
 <a href="blocks.csv">blocks.csv</a> (one row per model and block). Vector figures: the .svg files
 beside the PNGs in the folder figures.</p>

@@ -30,7 +30,7 @@ from app.tabs.compare import Column, CompareTab, Look, Page
 from app.tabs.dataset import DatasetTab
 from app.tabs.paper import PaperTab
 from app.views import texts as text
-from app.views.attention import COLORMAPS, MEAN, ViewOptions
+from app.views.attention import ATTENTION, COLORMAPS, MEAN, ViewOptions
 from app.views.texts import LABEL
 
 UPLOADS = Uploads.gradio(tuple(SAMPLES))
@@ -56,13 +56,17 @@ class Slot:
     layer: gr.Slider
     head: gr.Dropdown
     rollout: gr.Checkbox
+    method: gr.Dropdown
+    target: gr.Dropdown
+    not_offered: gr.Markdown
     lesion: gr.Dropdown
     spectrum_column: gr.Column
     spectrum: gr.Plot
 
     @property
     def options(self) -> list[gr.components.Component]:
-        return [self.layer, self.head, self.rollout]
+        """What the map shows: layer, head, rollout, method and class (ViewOptions' order)."""
+        return [self.layer, self.head, self.rollout, self.method, self.target]
 
     @property
     def outputs(self) -> list[gr.components.Component]:
@@ -74,6 +78,7 @@ class Slot:
             self.caption,
             self.controls,
             *self.options,
+            self.not_offered,
             self.lesion,
             self.spectrum_column,
             self.spectrum,
@@ -93,6 +98,9 @@ class Slot:
             self.layer: gr.Slider(1, max(column.layers, 2), value=max(column.layers, 1), step=1, interactive=True),
             self.head: gr.Dropdown(column.heads, value=MEAN, interactive=True),
             self.rollout: gr.Checkbox(value=False, visible=column.rollout),
+            self.method: gr.Dropdown(column.methods, value=column.methods[0]),
+            self.target: gr.Dropdown(column.classes, value=column.classes[0][1]),
+            self.not_offered: f"Not offered for this model: {column.not_offered}" if column.not_offered else "",
             self.lesion: gr.Dropdown(choices=column.units, value=column.lesion),
             self.spectrum_column: gr.Column(visible=True),
             self.spectrum: column.spectrum,
@@ -112,15 +120,33 @@ def compare_column(i: int) -> list:
             elem_id=f"view-{i}",
         )
         caption = gr.Markdown(elem_classes="caption")
+        with gr.Row():
+            method = gr.Dropdown([], label=LABEL.method, info=text.METHODS, min_width=120, elem_id=f"method-{i}")
+            target = gr.Dropdown([], label=LABEL.target, min_width=120, elem_id=f"target-{i}")
+        not_offered = gr.Markdown(elem_classes="caption")
         with gr.Group(visible=False) as controls:
-            layer = gr.Slider(1, 12, value=12, step=1, label=LABEL.layer)
+            layer = gr.Slider(1, 12, value=1, step=1, label=LABEL.layer)  # set to the last layer on Analyze
             with gr.Row():
                 head = gr.Dropdown([MEAN], value=MEAN, label=LABEL.head, min_width=80)
                 rollout = gr.Checkbox(label=LABEL.rollout, min_width=80)
         lesion = gr.Dropdown(
             [], value=[], multiselect=True, label=LABEL.lesion, info=text.LESION, elem_id=f"lesion-{i}"
         )
-    return [column, header, predictions, view, caption, controls, layer, head, rollout, lesion]
+    return [
+        column,
+        header,
+        predictions,
+        view,
+        caption,
+        controls,
+        layer,
+        head,
+        rollout,
+        method,
+        target,
+        not_offered,
+        lesion,
+    ]
 
 
 def page_updates(page: Page, slots: list[Slot]) -> dict:
@@ -156,16 +182,58 @@ def analyze_page(
         shaded: gr.Dropdown([(run.result.label, i) for i, run in enumerate(page.runs)], value=0),
         figure_name: gr.Dropdown(page.figure_choices, value="fig9-variance"),
         exported: gr.File(value=None),  # an export of the previous analysis must not stay on offer
+        views: {},  # nor its columns' chosen maps
     }
 
 
-def redraw(slot: int) -> Callable:
-    """The handler re-drawing one slot's map from the stored results: no model runs."""
+def view_options(
+    layer: float | None, head: str | None, rollout: bool, method: str | None, target, steps
+) -> ViewOptions:
+    """A slot's controls as ViewOptions (the class as its index, steps for Integrated Gradients)."""
+    return ViewOptions(
+        int(layer or 1),
+        head or MEAN,
+        bool(rollout),
+        method or "",
+        None if target in (None, "") else int(target),
+        int(steps or 32),
+    )
 
-    def view(runs: list[ModelRun], colormap: str, opacity: float, layer: float, head: str, rollout: bool):
+
+def attention_controls(rollout: bool, method: str) -> list:
+    """Layer and head apply to the recorded attention without rollout; rollout to the attention only."""
+    per_layer = not rollout and method == ATTENTION
+    return [
+        gr.Slider(interactive=per_layer),
+        gr.Dropdown(interactive=per_layer),
+        gr.Checkbox(interactive=method == ATTENTION),
+    ]
+
+
+def redraw(slot: int) -> Callable:
+    """The handler re-drawing one slot's map: from the stored results, or from an attribution computed once
+    for the run (with progress)."""
+
+    @user_facing
+    def view(
+        runs: list[ModelRun],
+        views: dict[int, ViewOptions],
+        colormap: str,
+        opacity: float,
+        steps: float,
+        layer: float,
+        head: str,
+        rollout: bool,
+        method: str | None = None,
+        target: int | None = None,
+        request: gr.Request = None,
+        progress: gr.Progress = gr.Progress(),
+    ):
         if slot >= len(runs):
-            return gr.skip(), gr.skip()
-        return tab.view(runs[slot], ViewOptions(int(layer), head, rollout), Look(colormap, opacity))
+            return gr.skip(), gr.skip(), gr.skip()
+        options = view_options(layer, head, rollout, method, target, steps)
+        image, caption = tab.view(runs[slot], options, Look(colormap, opacity), watched(progress, request))
+        return image, caption, {**views, slot: options}
 
     return view
 
@@ -186,24 +254,34 @@ def lesion(slot: int) -> Callable:
 
 
 @user_facing
-def analyze(image: dict, models: list[str], weights: str = "") -> dict:
+def analyze(image: dict, models: list[str], weights: str = "", method: str = "", target: int | None = None) -> dict:
     """The engine CLI's JSON for one image (a file) and a list of model names; weights 'auto' (or empty:
     the trained weights where they can be had, else random), 'pretrained', 'random', or the name of a
-    bundled checkpoint (never a path)."""
-    return tab.analysis_json(image, models, weights)
+    bundled checkpoint (never a path). An attribution `method` (Grad-CAM, Saliency, SmoothGrad, Integrated
+    Gradients, Occlusion, Gradient x attention) adds each model's map for class `target` (default: top-1)."""
+    return tab.analysis_json(image, models, weights, method or None, target)
 
 
 @user_facing
-def export_one_figure(runs: list[ModelRun], name: str, fmt: str) -> str:
-    """The chosen figure of the analyzed models as a PNG (2x) or SVG file."""
-    return saved(tab.export_figure(runs, name, fmt))
+def export_one_figure(runs: list[ModelRun], name: str, fmt: str, log_y: bool = True, shade: int | None = 0) -> str:
+    """The chosen figure of the analyzed models as a PNG (2x) or SVG file, drawn as on screen."""
+    return saved(tab.export_figure(runs, name, fmt, Look(log_y=log_y, shaded=shade or 0)))
 
 
 @user_facing
-def export_pack(runs: list[ModelRun], image: str | None, colormap: str, progress: gr.Progress = gr.Progress()) -> str:
-    """Every figure, input, map and value of the analysis, with a handout, as one ZIP."""
-    progress(0.1, desc="Rendering the figures")
-    return saved(tab.export_pack(runs, Path(image).name if image else "photo", Look(colormap)))
+def export_pack(
+    runs: list[ModelRun],
+    image: str | None,
+    colormap: str,
+    log_y: bool = True,
+    shade: int | None = 0,
+    views: dict[int, ViewOptions] | None = None,
+) -> str:
+    """Every figure, input, map and value of the analysis, with a handout, as one ZIP; each map as its
+    column shows it (`views`: the session's last view per column)."""
+    chosen = [(views or {}).get(slot) for slot in range(len(runs))]
+    look = Look(colormap, log_y=log_y, shaded=shade or 0)
+    return saved(tab.export_pack(runs, Path(image).name if image else "photo", look, chosen))
 
 
 def forward_passes() -> int:
@@ -219,6 +297,7 @@ with gr.Blocks(title="ViT explorer", delete_cache=(600, FILE_TTL_S)) as demo:
     gr.Markdown(text.INTRO)
     banner = gr.Markdown(visible=False, elem_id="banner")
     state = gr.State([], time_to_live=SESSION_TTL_S)
+    views = gr.State({}, time_to_live=SESSION_TTL_S)  # each column's map as last chosen, for the exports
     with gr.Row(equal_height=False):
         with gr.Column(scale=2):
             image = gr.Image(
@@ -249,6 +328,7 @@ with gr.Blocks(title="ViT explorer", delete_cache=(600, FILE_TTL_S)) as demo:
             with gr.Row():
                 colormap = gr.Dropdown(list(COLORMAPS), value="inferno", label=LABEL.colormap)
                 opacity = gr.Slider(0, 1, value=0.6, step=0.05, label=LABEL.opacity)
+                steps = gr.Slider(8, 128, value=32, step=8, label=LABEL.ig_steps, elem_id="ig-steps")
             with gr.Row(equal_height=False):
                 compare = [compare_column(i) for i in range(MAX_MODELS)]
             gr.Markdown(text.FOURIER)
@@ -298,20 +378,31 @@ with gr.Blocks(title="ViT explorer", delete_cache=(600, FILE_TTL_S)) as demo:
             variance,
             figure_name,
             exported,
+            views,
         ],
         api_name="run",
         show_progress_on=status,
     )
     for i, slot in enumerate(slots):
-        inputs, outputs = [state, colormap, opacity, *slot.options], [slot.view, slot.caption]
-        gr.on([slot.layer.input, slot.head.input, slot.rollout.input], redraw(i), inputs, outputs, api_name=f"view_{i}")
-        gr.on([colormap.input, opacity.input], redraw(i), inputs, outputs, api_visibility="private")
-        slot.rollout.input(
-            lambda rollout: [gr.Slider(interactive=not rollout), gr.Dropdown(interactive=not rollout)],
-            slot.rollout,
-            [slot.layer, slot.head],
+        inputs, outputs = [state, views, colormap, opacity, steps, *slot.options], [slot.view, slot.caption, views]
+        changes = [slot.layer.input, slot.head.input, slot.rollout.input, slot.method.input, slot.target.input]
+        gr.on(
+            changes,
+            redraw(i),
+            inputs,
+            outputs,
+            api_name=f"view_{i}",
+            show_progress_on=slot.view,
+            trigger_mode="always_last",
+        )
+        gr.on([colormap.input, opacity.input, steps.input], redraw(i), inputs, outputs, api_visibility="private")
+        gr.on(
+            [slot.rollout.input, slot.method.input],
+            attention_controls,
+            [slot.rollout, slot.method],
+            [slot.layer, slot.head, slot.rollout],
             api_visibility="private",
-        )  # rollout takes every layer and head
+        )  # rollout takes every layer and head; other methods use none of them
         gr.on(
             [slot.lesion.input],
             lesion(i),
@@ -329,8 +420,15 @@ with gr.Blocks(title="ViT explorer", delete_cache=(600, FILE_TTL_S)) as demo:
     )
     gr.api(analyze, api_name="analyze")
     gr.api(forward_passes, api_name="forward_passes")
-    export_one.click(export_one_figure, [state, figure_name, figure_format], exported, api_name="export_figure")
-    export_all.click(export_pack, [state, image, colormap], exported, api_name="export_pack")
+    export_one.click(
+        export_one_figure, [state, figure_name, figure_format, log_y, shaded], exported, api_name="export_figure"
+    )
+    export_all.click(
+        export_pack,
+        [state, image, colormap, log_y, shaded, views],
+        exported,
+        api_name="export_pack",
+    )
     demo.load(on_load, None, banner, api_visibility="private")
 
 CSS = """#banner, #alternet-banner {background: #fff4e5; border-left: 4px solid #f59e0b; padding: 8px 12px}

@@ -24,12 +24,13 @@ from PIL import Image
 
 import engine
 from app.guard import Uploads, model_names, refuse
+from engine.analyses.attributions import METHODS, IntegratedGradients, unsupported
 from engine.analyses.dataset_curves import DatasetCurves, image_names
 from engine.errors import shown
 from engine.images import ImageInput
 from engine.models import CHECKPOINTS, auto_weights, bundled_names
 from engine.registry import resolve_device
-from engine.results import Analysis, ModelResult
+from engine.results import Analysis, AttributionMap, ModelResult
 from engine.weights import hub_reachable
 from engine.weights_choice import Weights
 
@@ -52,6 +53,7 @@ Options = tuple[tuple[str, object], ...]
 Method = TypeVar("Method", bound=Callable[..., Any])
 Loading = tuple[int, engine.LoadedModel, Weights]  # position, loaded model, its weights
 Asked = Weights | str | None  # what a caller asks for: Weights, or a mode of WEIGHT_MODES (None, "": auto)
+MapKey = tuple[str, int, int]  # attribution method, class explained, Integrated Gradients' steps
 
 
 def picked_models(checked: list[str], typed: str | None) -> list[str]:
@@ -93,6 +95,7 @@ class ModelRun:
     units: tuple[tuple[str, int], ...] = ()  # (label, block index) of the units a lesion may switch off
     lesion: tuple[int, ...] = ()
     original: ModelRun | None = field(default=None, repr=False)
+    maps: dict[MapKey, AttributionMap] = field(default_factory=dict, repr=False)  # computed once per run
 
     @property
     def image(self) -> np.ndarray:
@@ -264,6 +267,32 @@ class Service:
             lesioned = self._run(loaded, original.picture, original.weights)
         result = replace(lesioned.result, label=f"{original.result.label} · {switched_off(indices)}")
         return replace(lesioned, result=result, lesion=tuple(indices), original=original)
+
+    def unsupported(self, run: ModelRun, method: str) -> str | None:
+        """Why attribution `method` does not apply to `run`'s model (None when it does)."""
+        return unsupported(method, self.load(run.result.name, run.weights))
+
+    @on_model_thread
+    def attribution(
+        self, run: ModelRun, method: str, target: int, steps: int = 32, report: Report | None = None
+    ) -> AttributionMap:
+        """`method`'s map of `run` (its photo, model and lesion) for class `target`: computed once, then kept
+        on the run. Raises EngineError for a method that does not apply, with the reason."""
+        key = (method, int(target), int(steps) if method == IntegratedGradients.method else 0)
+        if key not in run.maps:
+            loaded = self.load(run.result.name, run.weights)
+            cls = METHODS.get(method)
+            if cls is None:
+                raise refuse(f"no attribution method '{shown(method)}': one of {', '.join(METHODS)}", "unknown method")
+            analysis = cls(loaded, steps=key[2]) if cls is IntegratedGradients else cls(loaded)
+
+            def progress(done: int, total: int) -> None:
+                if report:
+                    report(done / total, f"{method}: {done}/{total} passes")
+
+            with engine.Lesion(loaded, run.lesion):
+                run.maps[key] = analysis.attribute(run.picture, int(target), progress)
+        return run.maps[key]
 
     def _run(self, loaded: engine.LoadedModel, picture: Image.Image, weights: Weights) -> ModelRun:
         result = engine.Analyzer(loaded).attribute([picture])

@@ -39,7 +39,7 @@ from app.tabs.dataset import EXPLANATION, DatasetTab  # noqa: E402
 from app.tabs.paper import NOISE, PaperTab  # noqa: E402
 from app.views import alternet as view  # noqa: E402
 from app.views import texts as text  # noqa: E402
-from app.views.attention import COLORMAPS, MEAN, ViewOptions  # noqa: E402
+from app.views.attention import ATTENTION, COLORMAPS, MEAN, ViewOptions  # noqa: E402
 from app.views.texts import LABEL  # noqa: E402
 from engine.placement import PAPER_DEPTHS  # noqa: E402
 
@@ -100,7 +100,9 @@ def analyze(picture: tuple[bytes, str], names: list[str], typed: str, weights: s
             st.error(str(exc))
             return
         status.update(label=f"{page.status[:-1]} on {picture[1]}.", state="complete", expanded=False)
-    for key in [k for k in state if str(k).split("_")[0] in ("layer", "head", "rollout", "lesion")] + [
+    for key in [
+        k for k in state if str(k).split("_")[0] in ("layer", "head", "rollout", "lesion", "method", "target")
+    ] + [
         "exported",
         "shaded",
     ]:
@@ -108,18 +110,48 @@ def analyze(picture: tuple[bytes, str], names: list[str], typed: str, weights: s
     state.runs, state.photo_name = page.runs, picture[1]
 
 
+def view_options(i: int, column: Column) -> ViewOptions:
+    """Column `i`'s map as its controls stand: method, class, and for the attention its layer, head and
+    rollout (before any change: the first method, top-1 class, last layer, head mean)."""
+    method = state.get(f"method_{i}", column.methods[0])
+    method = method if method in column.methods else column.methods[0]
+    target = state.get(f"target_{i}", column.classes[0][1])
+    steps = state.get("ig_steps", 32)
+    if not column.layers:
+        return ViewOptions(None, MEAN, False, method, target, steps)
+    layer = min(state.get(f"layer_{i}", column.layers), column.layers)
+    rollout = bool(state.get(f"rollout_{i}", False)) and column.rollout
+    return ViewOptions(layer, state.get(f"head_{i}", MEAN), rollout, method, target, steps)
+
+
+def views(page: Page) -> list[ViewOptions]:
+    return [view_options(i, column) for i, column in enumerate(page.columns)]
+
+
 @st.fragment
 def where_it_looks(i: int, column: Column) -> None:
     """One model's map with its layer, head and rollout controls: re-drawn alone, from stored results
     (`column`, from the page's last full run, gives the controls' ranges)."""
     run = state.runs[i]
-    options = ViewOptions(column.layers, MEAN)
+    left, right = st.columns(2)
+    method = left.selectbox(LABEL.method, column.methods, key=f"method_{i}", help=text.METHODS)
+    labels = dict((index, label) for label, index in column.classes)
+    right.selectbox(LABEL.target, list(labels), key=f"target_{i}", format_func=labels.get)
+    if column.not_offered:
+        st.caption(f"Not offered for this model: {column.not_offered}")
     if column.layers:
-        layer = st.slider(LABEL.layer, 1, max(column.layers, 2), column.layers, key=f"layer_{i}")
-        rollout = st.checkbox(LABEL.rollout, key=f"rollout_{i}") if column.rollout else False
-        head = st.selectbox(LABEL.head, column.heads, key=f"head_{i}", disabled=rollout)
-        options = ViewOptions(min(layer, column.layers), head, rollout)
-    image, caption = compare.view(run, options, look())
+        per_layer = method == ATTENTION
+        st.slider(LABEL.layer, 1, max(column.layers, 2), column.layers, key=f"layer_{i}", disabled=not per_layer)
+        rollout = st.checkbox(LABEL.rollout, key=f"rollout_{i}", disabled=not per_layer) if column.rollout else False
+        st.selectbox(LABEL.head, column.heads, key=f"head_{i}", disabled=rollout or not per_layer)
+    options = view_options(i, column)
+    report = None if options.computed(run) else progress_bar()
+    try:
+        image, caption = compare.view(run, options, look(), report)
+    except Problem as exc:
+        st.error(str(exc))
+        return
+    st.image(image, caption=f"{column.map_title}: {caption}", width="stretch")
     st.image(image, caption=f"{column.map_title}: {caption}", width="stretch")
     st.download_button(LABEL.map_png, png(image), f"map-{run.result.name}.png", "image/png", key=f"map_{i}")
 
@@ -141,6 +173,7 @@ def model_column(i: int, column: Column) -> None:
         format_func=dict((v, k) for k, v in column.units).get,
         help=text.LESION,
         key=f"lesion_{i}",
+        select_all=False,  # each change re-runs the model: units go off one by one, as in Gradio
     )
     if tuple(sorted(chosen)) != run.lesion:
         try:
@@ -159,10 +192,10 @@ def exports(page: Page) -> None:
         fmt = middle.radio(LABEL.export_format, ["png", "svg"], horizontal=True, key="export_format")
         try:
             if right.button(LABEL.export_figure, key="prepare_figure"):
-                state.exported = compare.export_figure(state.runs, name, fmt)
+                state.exported = compare.export_figure(state.runs, name, fmt, look())
             if right.button(LABEL.export_pack, key="prepare_pack"):
                 with st.spinner("Rendering every figure"):
-                    state.exported = compare.export_pack(state.runs, state.photo_name, look())
+                    state.exported = compare.export_pack(state.runs, state.photo_name, look(), views(page))
         except Problem as exc:
             st.error(str(exc))
         offer(state.get("exported"), "download_export")
@@ -176,19 +209,20 @@ def compare_tab() -> None:
     left, right = st.columns(2)
     left.selectbox(LABEL.colormap, COLORMAPS, key="colormap")
     right.slider(LABEL.opacity, 0.0, 1.0, 0.6, 0.05, key="opacity")
+    st.slider(LABEL.ig_steps, 8, 128, 32, 8, key="ig_steps")
     page = compare.page(state.runs, look())
     for i, (place, column) in enumerate(zip(st.columns(len(page.columns)), page.columns)):
         with place:
             model_column(i, column)
     st.markdown(text.FOURIER)
     for column, shown in zip(st.columns(len(page.columns)), page.columns):
-        column.plotly_chart(shown.spectrum, key=f"spectrum_{shown.title}")
+        column.plotly_chart(shown.spectrum, theme=None, key=f"spectrum_{shown.title}")
     left, right = st.columns(2)
     left.markdown(text.HIGH_FREQUENCY)
-    left.plotly_chart(page.high_frequency, key="high_frequency")
+    left.plotly_chart(page.high_frequency, theme=None, key="high_frequency")
     left.markdown(page.high_frequency_here)
     right.markdown(text.VARIANCE)
-    right.plotly_chart(page.variance, key="variance")
+    right.plotly_chart(page.variance, theme=None, key="variance")
     right.markdown(page.variance_here)
     right.checkbox(LABEL.log_y, True, key="log_y")
     right.selectbox(
@@ -217,10 +251,10 @@ def dataset_section(names: list[str], typed: str, weights: str) -> None:
             return
         st.markdown(shown.summary)
         left, right = st.columns(2)
-        left.plotly_chart(shown.high_frequency, key="dataset_high_frequency")
-        right.plotly_chart(shown.variance, key="dataset_variance")
+        left.plotly_chart(shown.high_frequency, theme=None, key="dataset_high_frequency")
+        right.plotly_chart(shown.variance, theme=None, key="dataset_variance")
         for column, result, spectrum in zip(st.columns(len(shown.results)), shown.results, shown.spectra):
-            column.plotly_chart(spectrum, key=f"dataset_spectrum_{result.name}")
+            column.plotly_chart(spectrum, theme=None, key=f"dataset_spectrum_{result.name}")
         try:
             if st.button(LABEL.dataset_export, key="dataset_export"):
                 state.dataset_exported = dataset.export(shown.results)
@@ -295,8 +329,8 @@ def alternet_tab(picture: tuple[bytes, str]) -> None:
     st.markdown(shown.source)
     columns = st.columns([1, 2, 2])
     columns[0].image(shown.seen, caption=LABEL.seen)
-    columns[1].plotly_chart(shown.high_frequency, key="alternet_high_frequency")
-    columns[2].plotly_chart(shown.variance, key="alternet_variance")
+    columns[1].plotly_chart(shown.high_frequency, theme=None, key="alternet_high_frequency")
+    columns[2].plotly_chart(shown.variance, theme=None, key="alternet_variance")
     if shown.accuracy:
         st.markdown(shown.accuracy)
     st.markdown(shown.here)
@@ -317,7 +351,7 @@ def paper_tab(picture: tuple[bytes, str]) -> None:
         st.markdown(section.explanation)
         for row in range(0, len(drawn), 2):  # heat maps and lesion plots two to a row
             for i, column in zip(range(row, min(row + 2, len(drawn))), st.columns(2) if len(drawn) > 1 else [st]):
-                column.plotly_chart(drawn[i], key=f"paper_{name}_{i}")
+                column.plotly_chart(drawn[i], theme=None, key=f"paper_{name}_{i}")
         st.caption(section.caption)
         if section.recompute is None:
             continue
@@ -332,7 +366,7 @@ def paper_tab(picture: tuple[bytes, str]) -> None:
         except Problem as exc:
             st.error(str(exc))
         if name == NOISE and "photo_noise" in state:
-            st.plotly_chart(state.photo_noise, key="paper_noise_photo_plot")
+            st.plotly_chart(state.photo_noise, theme=None, key="paper_noise_photo_plot")
     try:
         if st.button(LABEL.paper_export, key="paper_export"):
             state.paper_exported = paper.export(recomputed)
@@ -352,6 +386,7 @@ models = checked.multiselect(
     list(labels),
     default=list(DEFAULT_MODELS),
     max_selections=MAX_MODELS,
+    select_all=False,  # its bulk action would pass the limit
     key="models",
     format_func=labels.get,
 )

@@ -132,6 +132,15 @@ class AttributionMap:
     target: int  # the class explained
     label: str
     map: np.ndarray = field(repr=False)
+    raw: np.ndarray | None = field(default=None, repr=False)  # (H, W) signed, before scaling
+    delta: float | None = None  # captum's convergence delta (Integrated Gradients)
+    total: float | None = None  # the sum of all attributions (IG: close to f(x) - f(baseline))
 
     def to_json(self) -> dict:
-        return {"method": self.method, "target": self.target, "label": self.label, "map": self.map.round(4).tolist()}
+        return {
+            "method": self.method,
+            "target": self.target,
+            "label": self.label,
+            "delta": self.delta,
+            "map": self.map.round(4).tolist(),
+        }

@@ -89,7 +89,7 @@ def test_bad_zips_get_readable_errors_and_the_server_keeps_serving(client: Clien
     status, *_ = client.predict(
         handle_file(str(photos_zip)), MODELS[:1], "convnext_atto", "auto", api_name="/dataset_curves"
     )  # a typed timm name joins the checked models
-    assert "PreAct ResNet-50 (CIFAR) · 5 images" in status and "convnext_atto · 5 images" in status
+    assert "PreAct ResNet (CIFAR, 1.8 M params) · 5 images" in status and "convnext_atto · 5 images" in status
 
 
 def test_the_dataset_panel_in_the_browser(page, server_url: str, photos_zip: Path, output_dir: Path):

@@ -70,6 +70,23 @@ def test_the_handout_refers_only_to_files_inside_the_pack(pack: zipfile.ZipFile)
     assert expected | {"analysis.json", "blocks.csv", "handout.html"} == names
 
 
+UI_WORDS = re.compile(r"slider|click|legend entry|drop-?down|button|below each|pick (the|another)|tab\b", re.I)
+
+
+def test_the_handout_gives_each_panel_its_top5_and_random_warning_and_no_ui_instructions(pack: zipfile.ZipFile):
+    html = pack.read("handout.html").decode()
+    analysis = json.loads(pack.read("analysis.json"))
+    assert not UI_WORDS.search(re.sub(r"<[^>]+>", " ", html)), UI_WORDS.search(re.sub(r"<[^>]+>", " ", html))
+    figures = re.findall(r"<figure>.*?</figure>", html, re.S)
+    assert len(figures) == 4  # two photos, two models
+    for figure in figures:
+        assert "Random weights" in figure  # every panel here has random weights
+        assert len(re.findall(r"<li>[^<]+: \d+\.\d\d%</li>", figure)) == 5
+    first = analysis["models"][1]["predictions"][0][0]  # the ViT's on the first photo
+    assert f"{first['label']}: {first['probability']:.2%}" in html
+    assert "Here</strong>, the variance" in html and "Mean attention distance here" in html
+
+
 def test_every_png_decodes_at_its_size_and_svgs_are_svg(pack: zipfile.ZipFile):
     for name in pack.namelist():
         if name.endswith(".png"):
@@ -107,7 +124,19 @@ def test_gradio_exports_a_figure_and_the_pack(server_url: str, sample_photo: Pat
     assert Image.open(png).size == FIGURE_SIZE
     svg = client.predict("fig2a-resnet50", "svg", api_name="/export_figure")
     assert b"<svg" in Path(svg).read_bytes()[:400]
+    shaded = Path(client.predict("fig9-variance", "svg", True, 1, api_name="/export_figure")).read_text()
+    assert "subsampling (blue, ViT-Ti/16)" not in shaded and "MSA block (gray, ViT-Ti/16)" in shaded  # as on screen
     with zipfile.ZipFile(client.predict(handle_file(str(sample_photo)), "inferno", api_name="/export_pack")) as archive:
         assert {"handout.html", "blocks.csv", "figures/fig8-high-frequency.png", "maps/cat.jpg-resnet50.png"} <= set(
             archive.namelist()
         )
+        default_map = archive.read("maps/cat.jpg-vit_tiny_patch16_224.png")
+        assert "layer 12/12" in archive.read("handout.html").decode()
+    client.predict(layer=3, head="2", api_name="/view_1")  # the ViT's column: layer 3, head 2
+    with zipfile.ZipFile(client.predict(handle_file(str(sample_photo)), "inferno", api_name="/export_pack")) as archive:
+        html = archive.read("handout.html").decode()
+        assert "layer 3/12" in html and "head 2/3" in html and "layer 12/12" not in html
+        assert archive.read("maps/cat.jpg-vit_tiny_patch16_224.png") != default_map
+    client.predict(layer=3, head="2", rollout=True, api_name="/view_1")
+    with zipfile.ZipFile(client.predict(handle_file(str(sample_photo)), "inferno", api_name="/export_pack")) as archive:
+        assert "Attention rollout through all 12 layers" in archive.read("handout.html").decode()

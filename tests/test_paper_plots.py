@@ -51,7 +51,7 @@ def rendered(fig: go.Figure) -> dict:
     """The figure as plotly.js gets it, with the title naming the paper's figure and a legend shown."""
     out = json.loads(fig.to_json())
     assert out["layout"]["title"]["text"].startswith("Fig ")
-    assert 380 <= out["layout"]["height"] <= 420
+    assert 380 <= out["layout"]["height"] <= 520  # Fig 1b's quarter circle gets the most
     assert any(trace.get("showlegend", True) and trace.get("name") for trace in out["data"])
     return out
 
@@ -242,3 +242,33 @@ def test_trajectory_is_polar_with_the_epochs_in_the_hover():
     assert list(fig.layout.polar.sector) == [0, 90]
     wide = paper_plots.trajectory_figure({"odd": {"epochs": [0, 1], "r": [1.0, 0.5], "theta_deg": [0.0, 121.0]}})
     assert list(wide.layout.polar.sector) == [0, 135]
+
+
+def test_fig12b_point_labels_do_not_cover_each_other():
+    """Labels of crowded points (the stored Fig 12b's) go to different sides; lone points keep theirs on top."""
+    points = [
+        (58.5, 46.8),
+        (54.5, 45.0),
+        (58.5, 46.5),
+        (64.0, 46.1),
+        (59.5, 45.3),
+        (55.5, 45.6),
+        (59.5, 42.9),
+        (51.5, 43.6),
+    ]
+    labels = ["ResNet (step 0)", *[f"AlterNet step {n}" for n in range(1, 7)], "ViT"]
+    results = {
+        label: {
+            "clean_accuracy": x / 100,
+            "mean_accuracy": y / 100,
+            "severities": [1],
+            "accuracy_by_severity": [y / 100],
+        }
+        for label, (x, y) in zip(labels, points)
+    }
+    spots = [
+        trace.textposition for trace in paper_plots.corruption_figure(results).data if trace.mode == "markers+text"
+    ]
+    assert len(spots) == 8 and spots[0] != spots[2]  # ResNet and step 2 sit 0.3 points apart
+    far = paper_plots.label_spots([(0, 0), (10, 10)], ["a", "b"], ([-1, 11], [-1, 11]))
+    assert far == ["top center", "top center"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 import subprocess
 import sys
@@ -9,6 +10,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from PIL import Image
 from streamlit.testing.v1 import AppTest
 
 from app.streamlit_ui.resources import service
@@ -40,6 +42,7 @@ def test_analyze_fills_every_panel_and_view_controls_redraw_without_a_forward_pa
     assert any("Offline" in w.value for w in at.warning)
     assert [run.result.name for run in at.session_state["runs"]] == MODELS
     assert len(at.get("plotly_chart")) >= 4  # Fig 2a twice, Fig 8, Fig 9 (and the AlterNet tab's two)
+    assert all(chart.proto.theme == "" for chart in at.get("plotly_chart"))  # drawn as in Gradio and the exports
     markdown = " ".join(m.value for m in at.markdown)
     assert "ResNet-50" in markdown and "random weights" in markdown
     passes = service().forward_passes
@@ -162,12 +165,27 @@ def test_figure_export_gives_a_titled_png_for_download():
     at.button(key="prepare_figure").click().run()
     exported = at.session_state["exported"]
     assert exported.filename == "fig8-high-frequency.png" and not at.exception
-    import io
-
-    from PIL import Image
 
     assert Image.open(io.BytesIO(exported.data)).size == (2400, 1400)
     assert at.get("download_button")  # the download is offered
+
+
+def test_the_teaching_pack_shows_each_map_as_chosen_on_screen():
+    at = analyzed()
+    at.slider(key="layer_1").set_value(3).run()
+    at.selectbox(key="head_1").set_value("2").run()
+    at.button(key="prepare_pack").click().run()
+    exported = at.session_state["exported"]
+    with zipfile.ZipFile(io.BytesIO(exported.data)) as archive:
+        html = archive.read("handout.html").decode()
+    assert exported.filename == "teaching-pack.zip" and not at.exception
+    assert "layer 3/12" in html and "head 2/3" in html and "Grad-CAM of the top-1 class" in html
+
+
+def test_the_pickers_offer_no_bulk_selection_past_their_limits():
+    at = analyzed()
+    assert at.multiselect(key="models").proto.max_selections == 4
+    assert at.multiselect(key="models").proto.select_all == 0 and at.multiselect(key="lesion_0").proto.select_all == 0
 
 
 def test_a_new_analysis_starts_from_fresh_view_and_lesion_settings():

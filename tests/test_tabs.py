@@ -39,10 +39,13 @@ def test_compare_analyzes_redraws_lesions_and_exports(service: Service, sample_p
     assert list(vit.top5.values()) == [p.probability for p in direct.predictions[0]]  # the engine's own numbers
     assert vit.layers == 8 and vit.rollout and resnet.layers == 0 and "Grad-CAM" in resnet.caption
     assert vit.image.shape[2] == 3 and ("Fig 9: feature-map variance", "fig9-variance") in page.figure_choices
-    assert "ViT/4 (CIFAR) (random weights" in page.variance_here and "MSA units lowered it in" in page.variance_here
+    assert (
+        "ViT/4 (CIFAR, 1.6 M params) (random weights" in page.variance_here
+        and "MSA units lowered it in" in page.variance_here
+    )
     assert "mean attention distance here" in vit.distance.lower() and resnet.distance == ""
     legend = [trace.name for trace in tab.curves(page.runs, Look(shaded=1))[1].data if trace.name]
-    assert "MSA block (gray, PreAct ResNet-50 (CIFAR))" not in legend  # the ResNet has no MSA span to shade
+    assert "MSA block (gray, PreAct ResNet (CIFAR, 1.8 M params))" not in legend  # the ResNet has no MSA span to shade
     assert any(name.startswith("subsampling (blue, PreAct") for name in legend)
 
     passes = service.forward_passes
@@ -86,7 +89,7 @@ def test_alternet_keeps_step_grid_and_text_in_step_and_names_every_bad_entry(ser
     assert shown.seen.shape == (192, 192, 3) and shown.high_frequency is not None and shown.accuracy == ""
     assert shown.here.count("AlterNet, step 1 (1 MSA)") == 2 and "MSA units lowered it in" in shown.here
     names = [trace.name for trace in shown.variance.data if trace.name]
-    assert "AlterNet, step 1 (1 MSA)" in names and "PreAct ResNet-50 (CIFAR)" in names
+    assert "AlterNet, step 1 (1 MSA)" in names and "PreAct ResNet (CIFAR, 1.8 M params)" in names
     assert tab.on_photo("s4:4", None).run is None
     zipped = tab.export(shown)
     with zipfile.ZipFile(io.BytesIO(zipped.data)) as archive:

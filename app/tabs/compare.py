@@ -19,7 +19,8 @@ from app.service import ModelRun, Report, Service, picked_models
 from app.tabs import Download, problem, problems
 from app.views import evidence, figures
 from app.views import texts as text
-from app.views.attention import MEAN, ViewOptions, attention_layers, head_choices, render
+from app.views.attention import ATTENTION, MEAN, ViewOptions, attention_layers, head_choices, render
+from engine.analyses.attributions import METHODS
 from engine.results import ModelResult
 
 DEFAULT_FIGURE = "fig9-variance"
@@ -53,6 +54,9 @@ class Column:
     units: list[tuple[str, int]]  # (label, block index) of the units a lesion may switch off
     lesion: list[int]
     spectrum: go.Figure  # Fig 2a
+    methods: list[str] = field(default_factory=list)  # the attribution methods offered for this model
+    not_offered: str = ""  # Markdown: the methods left out, each with the reason
+    classes: list[tuple[str, int]] = field(default_factory=list)  # (label, index) of the classes to explain
 
 
 @dataclass(frozen=True)
@@ -123,6 +127,7 @@ class CompareTab:
         suffix = " · random weights" if result.random_weights else ""
         layers = attention_layers(run)
         image, caption = self.view(run, ViewOptions(layer=layers, head=MEAN), look)
+        methods, left_out = self.methods(run)
         return Column(
             title=f"### {result.label}\n{badge}",
             random=result.random_weights,
@@ -138,11 +143,33 @@ class CompareTab:
             units=list(run.units),
             lesion=list(run.lesion),
             spectrum=figures.fourier_spectrum(result),
+            methods=methods,
+            not_offered="; ".join(f"**{m}**: {why}" for m, why in left_out),
+            classes=[(f"{p.label} ({p.probability:.1%})", p.index) for p in result.predictions[0]],
         )
 
-    @staticmethod
-    def view(run: ModelRun, options: ViewOptions, look: Look) -> tuple[np.ndarray, str]:
-        """One model's map for a layer, head or rollout, and its caption: a redraw, no model runs."""
+    def methods(self, run: ModelRun) -> tuple[list[str], list[tuple[str, str]]]:
+        """The methods offered for `run` (its recorded attention first), and those left out with the reason."""
+        offered = [ATTENTION] if run.result.attention is not None else []
+        left_out = []
+        for method in METHODS:
+            why = self.service.unsupported(run, method)
+            if why:
+                left_out.append((method, why))
+            else:
+                offered.append(method)
+        return offered, left_out
+
+    def view(
+        self, run: ModelRun, options: ViewOptions, look: Look, report: Report | None = None
+    ) -> tuple[np.ndarray, str]:
+        """One model's map as `options` choose it, and its caption. The recorded attention and the top-1
+        Grad-CAM are redraws; another method's map is computed once for the run's photo, model and lesion
+        (with progress), then redrawn from the run."""
+        if not options.computed(run):
+            method, target, steps = options.key(run)
+            with problems():
+                self.service.attribution(run, method, target, steps, report)
         return render(run, options, look.colormap, look.opacity)
 
     def lesion(self, runs: list[ModelRun], slot: int, indices: list[int], look: Look) -> Page:
@@ -160,30 +187,58 @@ class CompareTab:
         return figures.high_frequency(results, look.shaded), figures.variance(results, look.log_y, look.shaded)
 
     @staticmethod
-    def export_figure(runs: list[ModelRun], name: str, fmt: str) -> Download:
-        """Figure `name` (a name of `Page.figure_choices`) as a PNG at 2x or an SVG, titled for slides."""
+    def export_figure(runs: list[ModelRun], name: str, fmt: str, look: Look = Look()) -> Download:
+        """Figure `name` (a name of `Page.figure_choices`) as a PNG at 2x or an SVG, titled for slides, drawn
+        as on screen (`look`'s variance axis and shaded model)."""
         if not runs:
             raise problem("Analyze a photo first.")
-        figs = export.paper_figures([run.result for run in runs])
+        figs = export.paper_figures([run.result for run in runs], look.log_y, look.shaded)
         if name not in figs or fmt not in ("png", "svg"):
             raise problem(f"no figure {name!r} as {fmt!r}: pick one of {', '.join(figs)} as png or svg")
         with problems():
             return Download(export.images_of([figs[name]], fmt)[0], f"{name}.{fmt}")
 
-    def export_pack(self, runs: list[ModelRun], photo_name: str, look: Look) -> Download:
-        """Every figure, input, map and value of the analysis, with a handout, as one ZIP."""
+    def export_pack(
+        self, runs: list[ModelRun], photo_name: str, look: Look, views: list[ViewOptions | None] | None = None
+    ) -> Download:
+        """Every figure, input, map and value of the analysis, with a handout, as one ZIP: each model's map
+        as its `views` entry chose it on screen, Figs 8 and 9 as `look` draws them."""
         if not runs:
             raise problem("Analyze a photo first.")
+        for run, view in zip(runs, views or []):
+            if view:
+                self.view(run, view, look)  # the chosen maps, computed where they are not yet
         with problems():
             pack = export.teaching_pack(
-                [run.result for run in runs], [runs], [photo_name], self.service.device_name, look.colormap
+                [run.result for run in runs],
+                [runs],
+                [photo_name],
+                self.service.device_name,
+                look.colormap,
+                views,
+                look.log_y,
+                look.shaded,
             )
             return Download(pack.zip(), "teaching-pack.zip")
 
-    def analysis_json(self, image: object, models: object, weights: str | None) -> dict:
+    def analysis_json(
+        self, image: object, models: object, weights: str | None, method: str | None = None, target: int | None = None
+    ) -> dict:
         """The /analyze API: the engine CLI's JSON for one image and a list of model names; weights a mode or
-        the name of a bundled checkpoint (never a path)."""
+        the name of a bundled checkpoint (never a path). With an attribution `method`, each model's JSON gets
+        "attribution": the map (on its input grid) for class `target` (None: its top-1), or "unsupported" with
+        the reason where the method does not apply."""
+        if method and method not in METHODS:
+            raise problem(f"no attribution method '{method}': one of {', '.join(METHODS)}")
         with problems():
-            return self.service.analysis_json(
-                self.service.analyze(image, models, self.service.network_weights(weights))
-            )
+            runs = self.service.analyze(image, models, self.service.network_weights(weights))
+            out = self.service.analysis_json(runs)
+            for run, model in zip(runs, out["models"] if method else []):
+                why = self.service.unsupported(run, method)
+                chosen = run.result.predictions[0][0].index if target is None else int(target)
+                model["attribution"] = (
+                    {"method": method, "unsupported": why}
+                    if why
+                    else self.service.attribution(run, method, chosen).to_json()
+                )
+            return out

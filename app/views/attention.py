@@ -1,6 +1,8 @@
-"""Where a model looks: pick an attention or Grad-CAM map and blend it, coloured, over the image.
+"""Where a model looks: pick an attention, Grad-CAM or other attribution map and blend it, coloured, over
+the image.
 
-Everything here works on results already computed; nothing runs a model.
+Everything here works on results already computed (attribution maps are computed by the service and kept
+on the run); nothing runs a model.
 """
 
 from __future__ import annotations
@@ -16,16 +18,40 @@ from app.service import ModelRun
 
 COLORMAPS = ("inferno", "viridis", "turbo", "jet", "hot", "greys_r")
 MEAN = "mean"
+ATTENTION = "Attention"  # the recorded attention (layer, head or rollout), for models that have it
 DISPLAY_SIZE = 448  # the longer side of a rendered overlay, whatever the model's input size
 
 
 @dataclass(frozen=True)
 class ViewOptions:
-    """What to show for an attention model: a layer (1-based) and head, or the rollout."""
+    """What to show: for the recorded attention a layer (1-based) and head, or the rollout; or another
+    attribution method's map for class `target` (None: the top-1 class)."""
 
-    layer: int = 1
+    layer: int | None = None  # None: the last layer
     head: str = MEAN  # "mean" or a 1-based head number as text
     rollout: bool = False
+    method: str = ""  # "" : the default, the attention where recorded, else Grad-CAM of the top-1 class
+    target: int | None = None
+    steps: int = 32  # Integrated Gradients' steps
+
+    def method_for(self, run: ModelRun) -> str:
+        """The method this view shows for `run`."""
+        return self.method or (ATTENTION if run.result.attention is not None else "Grad-CAM")
+
+    def key(self, run: ModelRun) -> tuple[str, int, int]:
+        """The attribution map's key on the run (method, class, IG steps)."""
+        method = self.method_for(run)
+        target = run.result.predictions[0][0].index if self.target is None else int(self.target)
+        return method, target, self.steps if method == "Integrated Gradients" else 0
+
+    def computed(self, run: ModelRun) -> bool:
+        """Whether the map is there to draw without running the model."""
+        method, target, _ = self.key(run)
+        if method == ATTENTION:
+            return True
+        if method == "Grad-CAM" and run.gradcam is not None and target == run.result.predictions[0][0].index:
+            return True
+        return self.key(run) in run.maps
 
 
 @lru_cache(maxsize=None)
@@ -67,15 +93,29 @@ def head_choices(run: ModelRun) -> list[str]:
     return [MEAN] + [str(h) for h in range(1, heads + 1)]
 
 
+def _class_name(run: ModelRun, target: int) -> str:
+    top = run.result.predictions[0]
+    rank = next((i for i, p in enumerate(top) if p.index == target), None)
+    label = top[rank].label if rank is not None else str(target)
+    return f"the top-1 class ({label})" if rank == 0 else f"class {label}" + (f" (top {rank + 1})" if rank else "")
+
+
 def select_map(run: ModelRun, options: ViewOptions) -> tuple[np.ndarray, str]:
     """The (h, w) map the options ask for and a one-line caption saying what it is."""
     attention = run.result.attention
-    if attention is None:
-        top = run.result.predictions[0][0].label
-        return run.gradcam, f"Grad-CAM of the top-1 class ({top}) on the last stage"
+    method, target, steps = options.key(run)
+    if method != ATTENTION or attention is None:
+        explained = _class_name(run, target)
+        if method == "Grad-CAM" and run.gradcam is not None and target == run.result.predictions[0][0].index:
+            return run.gradcam, f"Grad-CAM of {explained} on the last stage"
+        found = run.maps[(method, target, steps)]
+        detail = {"Grad-CAM": " on the last stage", "Integrated Gradients": f", {steps} steps from black"}
+        delta = f"; convergence delta {found.delta:.2g}" if found.delta is not None else ""
+        return found.map, f"{method} of {explained}{detail.get(method, '')}{delta}"
     if options.rollout and attention.rollout is not None:
         return attention.rollout[0], f"Attention rollout through all {len(attention.layers)} layers, CLS row"
-    index = min(max(options.layer, 1), len(attention.layers)) - 1
+    last = len(attention.layers)
+    index = last - 1 if options.layer is None else min(max(options.layer, 1), last) - 1
     layer = attention.layers[index]
     what = "CLS attention to patches" if attention.kind == "global" else "attention received within each window"
     where = f"layer {index + 1}/{len(attention.layers)} ({layer.name})"

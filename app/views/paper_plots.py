@@ -321,6 +321,43 @@ def _padded(values: list[float], share: float) -> list[float]:
     return [min(values) - pad, max(values) + pad]
 
 
+LABEL_SPOTS = ("top center", "bottom center", "middle right", "middle left", "top right", "bottom left")
+
+
+def label_spots(
+    points: list[tuple[float, float]],
+    labels: list[str],
+    ranges: tuple[list[float], list[float]],
+    size_px: tuple[float, float] = (340, 250),
+) -> list[str]:
+    """A text position per point so that no label box covers another label or a marker: each label takes
+    the first of LABEL_SPOTS that is free, judged in pixels of a plot area of about `size_px` (text 7 px
+    per character and 14 px high)."""
+    (x0, x1), (y0, y1) = ranges
+    to_px = [((x - x0) / (x1 - x0) * size_px[0], (y - y0) / (y1 - y0) * size_px[1]) for x, y in points]
+    taken = [(px - 6, py - 6, px + 6, py + 6) for px, py in to_px]  # the markers
+
+    def box(spot: str, px: float, py: float, chars: int) -> tuple[float, float, float, float]:
+        w, h = 7 * chars, 14
+        vertical, horizontal = spot.split()
+        left = {"center": px - w / 2, "right": px + 8, "left": px - 8 - w}[horizontal]
+        bottom = {"top": py + 8, "bottom": py - 8 - h, "middle": py - h / 2}[vertical]
+        return left, bottom, left + w, bottom + h
+
+    def clear(a: tuple, b: tuple) -> bool:
+        return a[2] <= b[0] or b[2] <= a[0] or a[3] <= b[1] or b[3] <= a[1]
+
+    spots = []
+    for i, ((px, py), label) in enumerate(zip(to_px, labels)):
+        others = [t for j, t in enumerate(taken) if j != i]
+        spot = next(
+            (s for s in LABEL_SPOTS if all(clear(box(s, px, py, len(label)), t) for t in others)), LABEL_SPOTS[0]
+        )
+        spots.append(spot)
+        taken.append(box(spot, px, py, len(label)))
+    return spots
+
+
 def corruption_figure(results: dict[str, dict]) -> go.Figure:
     """Fig 12b: mean corrupted accuracy against clean accuracy (left, labelled points) and accuracy by
     severity, 0 being clean (right), in percent."""
@@ -330,6 +367,10 @@ def corruption_figure(results: dict[str, dict]) -> go.Figure:
         horizontal_spacing=0.12,
         subplot_titles=["Corrupted against clean accuracy", "Accuracy by severity"],
     )
+    clean = [100 * data["clean_accuracy"] for data in results.values()]
+    corrupted = [100 * data["mean_accuracy"] for data in results.values()]
+    ranges = (_padded(clean, 0.25), _padded(corrupted, 0.2))  # room for the labels
+    spots = label_spots(list(zip(clean, corrupted)), list(results), ranges)
     for slot, (label, data) in enumerate(results.items()):
         name = _name(label, data)
         point = _line(
@@ -340,7 +381,7 @@ def corruption_figure(results: dict[str, dict]) -> go.Figure:
             "clean %{x:.1f}%, corrupted %{y:.1f}%",
             legendgroup=name,
             text=[label],
-            textposition="top center",
+            textposition=spots[slot],
         )
         fig.add_trace(point.update(mode="markers+text", marker_size=11), row=1, col=1)
         by_severity = _percent([data["clean_accuracy"], *data["accuracy_by_severity"]])
@@ -359,10 +400,8 @@ def corruption_figure(results: dict[str, dict]) -> go.Figure:
         )
     layout(fig, "Fig 12b · robustness to common corruptions (CIFAR-C style)", height=420)
     fig.update_layout(margin={"t": 72})
-    clean = [100 * data["clean_accuracy"] for data in results.values()]
-    corrupted = [100 * data["mean_accuracy"] for data in results.values()]
-    fig.update_xaxes(title="Clean accuracy (%)", range=_padded(clean, 0.25), col=1)  # room for the labels
-    fig.update_yaxes(title="Corrupted accuracy (%, mean)", range=_padded(corrupted, 0.2), col=1)
+    fig.update_xaxes(title="Clean accuracy (%)", range=ranges[0], col=1)
+    fig.update_yaxes(title="Corrupted accuracy (%, mean)", range=ranges[1], col=1)
     fig.update_xaxes(title="Severity (0: clean)", dtick=1, col=2)
     return fig.update_yaxes(title="Accuracy (%)", col=2)
 
@@ -411,16 +450,21 @@ def trajectory_figure(trajectories: dict[str, dict]) -> go.Figure:
         )
     widest = max((t for data in trajectories.values() for t in data["theta_deg"]), default=0.0)
     top = min(180, max(90, 15 * math.ceil(widest / 15)))
-    layout(fig, "Fig 1b · optimization trajectory: r_t against θ_t (degrees)", None)
+    layout(fig, "Fig 1b · optimization trajectory: r_t against θ_t (degrees)", None, height=520)
+    fig.add_annotation(
+        text="radius r_t = ‖Δw_t‖ / ‖Δw_init‖ (1: the initial weights, 0: the final ones) · angle θ_t",
+        xref="paper",
+        yref="paper",
+        x=0.5,
+        y=-0.02,
+        showarrow=False,
+        yanchor="top",
+    )
     return fig.update_layout(
         polar={
+            "domain": {"x": [0, 1], "y": [0.04, 1]},
             "sector": [0, top],
             "angularaxis": {"dtick": 15, "ticksuffix": "°", "direction": "counterclockwise", "rotation": 0},
-            "radialaxis": {
-                "title": {"text": "r_t = ‖Δw_t‖ / ‖Δw_init‖"},
-                "rangemode": "tozero",
-                "angle": 90,
-                "side": "counterclockwise",
-            },
+            "radialaxis": {"rangemode": "tozero", "angle": 0, "side": "clockwise"},
         }
     )

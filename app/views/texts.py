@@ -22,18 +22,25 @@ ANY_TIMM = (
 )
 
 RANDOM_BADGE = "⚠️ **random weights** (seed {seed}): predictions and maps are not meaningful"
+RANDOM_PRINT = (
+    "⚠ Random weights: these predictions and this map are not meaningful; the curves show the architecture alone."
+)
 
-COMPARE = """### Predictions and where each model looks
-One column per model. **Top-5 predictions** (ImageNet classes; CIFAR-10 for the CIFAR models), then
-where the model looks: for attention models the **CLS token's attention** to every image patch in a
-chosen layer and head (or the head mean, or the **attention rollout** through all layers, Abnar &
-Zuidema 2020); for Swin and AlterNet, whose attention stays inside local windows, the attention each
-position receives within its window; for CNNs, **Grad-CAM** of the top-1 class. The paper (Fig 5 and
-Raghu et al.): in trained ViTs early layers attend locally and late layers globally, so the mean
-attention distance grows with depth; each column says what it is here. Layers, heads and colours
+COMPARE_ABOUT = """### Predictions and where each model looks
+**Top-5 predictions** (ImageNet classes; CIFAR-10 for the CIFAR models), then where the model looks:
+for attention models the **CLS token's attention** to every image patch in a chosen layer and head (or
+the head mean, or the **attention rollout** through all layers, Abnar & Zuidema 2020); for Swin and
+AlterNet, whose attention stays inside local windows, the attention each position receives within its
+window; for CNNs, **Grad-CAM** of the top-1 class. The paper (Fig 5 and Raghu et al.): in trained ViTs
+early layers attend locally and late layers globally, so the mean attention distance grows with depth."""
+
+COMPARE = (
+    COMPARE_ABOUT
+    + """ One column per model; each says what the distance is here. Layers, heads and colours
 re-draw from results already computed; nothing is re-run. Below each model, **switch residual units
 off** (a lesion study, Fig 10b) and watch its predictions and curves change; subsampling and embedding
 blocks have no shortcut to fall back on and are not offered."""
+)
 
 FOURIER = """### Fourier analysis of feature maps (Fig 2a)
 Relative log amplitude of each block's Fourier-transformed feature map, from the zero frequency
@@ -41,11 +48,17 @@ Relative log amplitude of each block's Fourier-transformed feature map, from the
 ViTs keep the high-frequency amplitude low as depth grows (MSAs are low-pass filters), trained ResNets
 raise it (Convs are high-pass filters). Fig 8 below counts, unit by unit, which way these models go."""
 
-HIGH_FREQUENCY = """### High frequencies block by block (Fig 8)
+HIGH_FREQUENCY_ABOUT = """### High frequencies block by block (Fig 8)
 The Δ log amplitude at 1.0π of every block against normalized depth. Gray spans are steps into an
-MSA block, blue spans into a subsampling block (shaded for the first model; pick another below). The
-paper: in a trained ViT, MSAs almost always lower the high-frequency amplitude and MLPs raise it,
-except in the earliest blocks. Click a model in the legend to hide it; double-click to show it alone."""
+MSA block, blue spans into a subsampling block (for the model named in the legend). The paper: in a
+trained ViT, MSAs almost always lower the high-frequency amplitude and MLPs raise it, except in the
+earliest blocks."""
+
+HIGH_FREQUENCY = (
+    HIGH_FREQUENCY_ABOUT
+    + """ Pick the model whose spans are shaded below the variance plot. Click a model in the legend
+to hide it; double-click to show it alone."""
+)
 
 VARIANCE = """### Feature map variance (Fig 9)
 Variance of each block's feature map. The paper: MSAs lower it (they ensemble feature maps), Convs
@@ -58,6 +71,13 @@ images** (JPEG, PNG, ...; up to {images} images and {megabytes} MB) to average e
 variance over them, for the models picked above, as the paper's notebooks do: per batch of 16, then
 over the batches. Unreadable files are skipped and counted. For a whole dataset, or several GPUs, use
 `python -m engine curves --data DIR --model NAME` (with `torchrun --nproc_per_node N`)."""
+
+METHODS = (
+    "Attention: the model's own; Grad-CAM: gradient-weighted last-stage features; Saliency, SmoothGrad: "
+    "input gradients (SmoothGrad averages noisy copies); Integrated Gradients: gradients from a black image "
+    "to the photo; Occlusion: the drop when a patch is blacked out; Gradient x attention: Chefer et al. 2021. "
+    "Each is computed once per photo, model and lesion."
+)
 
 LESION = "Each unit's residual branch is zeroed, its shortcut kept; the model re-runs. Clear to restore."
 
@@ -124,6 +144,9 @@ class Labels:
     colormap = "Colormap"
     opacity = "Map opacity"
     layer = "Layer"
+    method = "Map"
+    target = "Class explained"
+    ig_steps = "Integrated Gradients: steps"
     head = "Head"
     rollout = "Rollout (all layers)"
     lesion = "Switch off units (lesion, Fig 10b)"

@@ -4,6 +4,8 @@
     block_measures  Figs 2a, 8, 9 on a few images: Fourier curves, variance, attention, predictions
     dataset_curves  the same averaged over a folder or ZIP, streamed (one process or torchrun)
     gradcam         where a model looks (models without recorded attention)
+    attributions    Saliency, SmoothGrad, Integrated Gradients, Occlusion, gradient x attention (captum)
+    logit_lens      the model's own norm and head after every block: when the answer appears
     noise           Fig 2b: accuracy under noise of one frequency band at a time
     similarity      Fig 10a: linear CKA between the blocks of one or two models
     lesion          Fig 10b: accuracy with one unit switched off

@@ -31,6 +31,12 @@ def cam_block(specs: list[BlockSpec]) -> BlockSpec:
 class GradCam(ModelAnalysis):
     """Where a model looks: Grad-CAM of the top-1 (or a given) class on its last block (`cam_block`)."""
 
+    method = "Grad-CAM"
+
+    @classmethod
+    def unsupported(cls, model: LoadedModel) -> str | None:
+        return None  # every family's last block has a spatial latent
+
     def __init__(self, model: LoadedModel) -> None:
         super().__init__(model, batch_size=1)
         self.block = cam_block(model.spec.blocks(model.module))
@@ -45,7 +51,8 @@ class GradCam(ModelAnalysis):
         x = self.inputs(images)
         if len(x) != 1:
             raise EngineError(f"Grad-CAM explains one image at a time, not {len(x)}")
-        target = None if labels is None else int(self.targets([labels] if isinstance(labels, int) else labels, 1)[0])
+        listed = [labels] if isinstance(labels, int) else labels
+        target = None if labels is None else int(self.targets(listed, 1)[0])
         latents: list[torch.Tensor] = []
         handles = watch_latents([self.block], lambda index, latent: latents.append(latent))
         try:
@@ -64,4 +71,4 @@ class GradCam(ModelAnalysis):
         peak = float(cam.max())
         labels_of = self.model.spec.labels()
         label = labels_of[target] if target < len(labels_of) else str(target)
-        return AttributionMap("Grad-CAM", target, label, (cam / peak if peak > 0 else cam).numpy())
+        return AttributionMap(self.method, target, label, (cam / peak if peak > 0 else cam).numpy(), cam.numpy())

@@ -168,7 +168,7 @@ def _cifar_spec(
 register_model(
     _cifar_spec(
         "alternet",
-        "Alter-ResNet-50 (CIFAR)",
+        "AlterNet (CIFAR, ~2 M params)",
         "alternet",
         build_alternet,
         alternet_blocks,
@@ -179,7 +179,7 @@ register_model(
 register_model(
     _cifar_spec(
         "preact_resnet",
-        "PreAct ResNet-50 (CIFAR)",
+        "PreAct ResNet (CIFAR, 1.8 M params)",
         "resnet",
         build_preact_resnet,
         alternet_blocks,
@@ -188,5 +188,7 @@ register_model(
     )
 )
 register_model(
-    _cifar_spec("vit_cifar", "ViT/4 (CIFAR)", "vit", vit_cifar, B.vit_blocks, "global", pretrained_vit_cifar)
+    _cifar_spec(
+        "vit_cifar", "ViT/4 (CIFAR, 1.6 M params)", "vit", vit_cifar, B.vit_blocks, "global", pretrained_vit_cifar
+    )
 )

@@ -1,0 +1,326 @@
+"""Where a model looks for one class, by gradient and perturbation methods (captum underneath where it has
+them), for any model: CNNs, ViTs and hybrids alike.
+
+    result = IntegratedGradients(model, steps=32).attribute(image)      # AttributionMap for the top-1 class
+    result = Occlusion(model).attribute(image, 281)                     # ... or for class 281
+    METHODS["SmoothGrad"](model).attribute(image)                       # by the name the app shows
+
+Each returns an AttributionMap: an (H, W) map in [0, 1] on the model's input grid, the class it explains,
+and the signed per-pixel attributions before scaling (`raw`). Channels are reduced as each method's
+paper does: Saliency and SmoothGrad take the largest |gradient| over the colour channels (Simonyan et al.
+2014; Smilkov et al. 2017); Integrated Gradients (Sundararajan et al. 2017) and Occlusion (Zeiler & Fergus
+2014) sum the channels and show the positive part (evidence for the class). Baselines are a black image
+after the model's transform. Gradient x attention (Chefer et al. 2021, "Generic Attention-model
+Explainability") propagates the positive gradient-weighted attention of every layer,
+R <- R + mean_heads((dy/dA * A)^+) R, and reads the CLS row over the patches.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable, ClassVar
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from captum import attr
+from PIL import Image
+
+from ..errors import EngineError
+from ..registry import LoadedModel
+from ..results import AttributionMap
+from .base import Images, Labels, ModelAnalysis, Progress
+from .gradcam import GradCam
+
+
+def _listed(labels: Labels | int) -> Labels:
+    return [labels] if isinstance(labels, (int, np.integer)) else labels
+
+
+def black(model: LoadedModel, x: torch.Tensor) -> torch.Tensor:
+    """A black image after `model`'s transform, shaped like `x` (the baseline of IG and Occlusion)."""
+    size = x.shape[-1]
+    pixel = model.transform(Image.new("RGB", (size, size)))[:, :1, :1]
+    return pixel.expand(x.shape[1:]).unsqueeze(0).to(x)
+
+
+def patch_size(model: LoadedModel) -> int | None:
+    """The side of the model's patches (ViT-like models), or None."""
+    embed = getattr(model.module, "patch_embed", None)
+    size = getattr(embed, "patch_size", None)
+    if size is None:
+        return None
+    return int(size[0] if isinstance(size, (tuple, list)) else size)
+
+
+class InputAttribution(ModelAnalysis):
+    """A map over the input pixels for one image and one class; subclasses give `_attribute`."""
+
+    method: ClassVar[str]
+
+    def __init__(self, model: LoadedModel, batch_size: int = 16) -> None:
+        super().__init__(model, batch_size)
+
+    @classmethod
+    def unsupported(cls, model: LoadedModel) -> str | None:
+        """Why the method does not apply to `model`, or None when it does."""
+        return None
+
+    def _calls(self) -> int:
+        """How many forward passes the method makes (for progress)."""
+        return 1
+
+    def _attribute(self, x: torch.Tensor, target: int, forward: Callable) -> tuple[torch.Tensor, float | None]:
+        """(1, 3, H, W) signed attributions and captum's convergence delta where it has one."""
+        raise NotImplementedError
+
+    def _reduce(self, attributions: torch.Tensor) -> torch.Tensor:
+        """(H, W) signed map from (3, H, W) attributions: the channel sum (overridden for gradients)."""
+        return attributions.sum(0)
+
+    def _shown(self, raw: torch.Tensor) -> torch.Tensor:
+        """The map as shown, before scaling to [0, 1]: the positive part (overridden for gradients)."""
+        return raw.clamp_min(0)
+
+    def attribute(
+        self, images: Images, labels: Labels | int | None = None, progress: Progress | None = None
+    ) -> AttributionMap:
+        """The map of one image (one file/PIL/array, a one-image list or a (1, 3, H, W) batch) for class
+        `labels` (an index; None: the top-1 class)."""
+        unsupported = self.unsupported(self.model)
+        if unsupported:
+            raise EngineError(f"{self.method} does not apply to {self.model.spec.label}: {unsupported}")
+        if not isinstance(images, (list, tuple, torch.Tensor)):
+            images = [images]
+        x = self.inputs(images).to(self.model.device)
+        if len(x) != 1:
+            raise EngineError(f"{self.method} explains one image at a time, not {len(x)}")
+        done, total = 0, self._calls() + (labels is None)
+
+        def forward(batch: torch.Tensor) -> torch.Tensor:
+            nonlocal done
+            out = self.forward(batch).float()
+            done += 1
+            if progress:
+                progress(min(done, total), total)
+            return out
+
+        if labels is None:
+            with torch.no_grad():
+                target = int(forward(x)[0].argmax())
+        else:
+            target = int(self.targets(_listed(labels), 1)[0])
+        classes = len(self.model.spec.labels())
+        if not 0 <= target < classes:
+            raise EngineError(f"class {target} is out of range: {self.model.spec.label} has {classes} classes")
+        with torch.enable_grad():
+            attributions, delta = self._attribute(x, target, forward)
+        raw = self._reduce(attributions.detach()[0].float()).cpu()
+        shown = self._shown(raw)
+        peak = float(shown.max())
+        label = self.model.spec.labels()[target]
+        total_attribution = float(attributions.detach().sum())
+        scaled = (shown / peak if peak > 0 else shown).numpy()
+        return AttributionMap(self.method, target, label, scaled, raw.numpy(), delta, total_attribution)
+
+
+class _Gradients(InputAttribution):
+    def _reduce(self, attributions: torch.Tensor) -> torch.Tensor:
+        return attributions.abs().amax(0)
+
+    def _shown(self, raw: torch.Tensor) -> torch.Tensor:
+        return raw
+
+
+class Saliency(_Gradients):
+    """|d logit / d pixel|, largest over the colour channels (Simonyan et al. 2014): one backward pass."""
+
+    method = "Saliency"
+
+    def _attribute(self, x, target, forward):
+        return attr.Saliency(forward).attribute(x.detach().requires_grad_(), target=target, abs=True), None
+
+
+class SmoothGrad(_Gradients):
+    """Saliency averaged over `samples` noisy copies, noise sd `noise` of the input's range (Smilkov et al.)."""
+
+    method = "SmoothGrad"
+
+    def __init__(self, model: LoadedModel, samples: int = 16, noise: float = 0.15, batch_size: int = 8) -> None:
+        if samples < 1:
+            raise EngineError(f"SmoothGrad needs at least 1 sample, not {samples}")
+        super().__init__(model, batch_size)
+        self.samples, self.noise = samples, noise
+
+    def _calls(self) -> int:
+        return math.ceil(self.samples / self.batch_size)
+
+    def _attribute(self, x, target, forward):
+        tunnel = attr.NoiseTunnel(attr.Saliency(forward))
+        sigma = self.noise * float(x.max() - x.min())
+        grads = tunnel.attribute(
+            x.detach().requires_grad_(),
+            nt_type="smoothgrad",
+            nt_samples=self.samples,
+            nt_samples_batch_size=self.batch_size,
+            stdevs=sigma,
+            target=target,
+            abs=True,
+        )
+        return grads, None
+
+
+class IntegratedGradients(InputAttribution):
+    """Gradients integrated along the straight path from a black image to the input, `steps` points
+    (Gauss-Legendre), `batch_size` of them per pass; the result carries captum's convergence delta:
+    sum(attributions) - (f(x) - f(black))."""
+
+    method = "Integrated Gradients"
+
+    def __init__(self, model: LoadedModel, steps: int = 32, batch_size: int = 16) -> None:
+        if steps < 2:
+            raise EngineError(f"Integrated Gradients needs at least 2 steps, not {steps}")
+        super().__init__(model, batch_size)
+        self.steps = steps
+
+    def _calls(self) -> int:
+        return math.ceil(self.steps / self.batch_size) + 2  # the path, then f(x) and f(black) for the delta
+
+    def _attribute(self, x, target, forward):
+        ig = attr.IntegratedGradients(forward)
+        values, delta = ig.attribute(
+            x,
+            baselines=black(self.model, x),
+            target=target,
+            n_steps=self.steps,
+            internal_batch_size=self.batch_size,
+            return_convergence_delta=True,
+        )
+        return values, float(delta.abs().max())
+
+
+class Occlusion(InputAttribution):
+    """The drop of the class's logit when a window of the input is blacked out, window by window: windows
+    of one patch with stride one patch for ViT-like models (aligned to their token grid), else windows of
+    1/8 of the input with half-window strides; `batch_size` occluded copies per pass."""
+
+    method = "Occlusion"
+
+    def __init__(self, model: LoadedModel, window: int | None = None, stride: int | None = None, batch_size: int = 32):
+        super().__init__(model, batch_size)
+        patch = patch_size(model)
+        size = model_input_size(model)
+        self.window = window or patch or max(2, size // 8)
+        self.stride = stride or (patch if window is None and patch else max(1, self.window // 2))
+
+    def _calls(self) -> int:
+        size = model_input_size(self.model)
+        per_side = (size - self.window) // self.stride + 1
+        return math.ceil(per_side**2 / self.batch_size) + 1
+
+    def _attribute(self, x, target, forward):
+        occlusion = attr.Occlusion(forward)
+        with torch.no_grad():
+            values = occlusion.attribute(
+                x,
+                sliding_window_shapes=(x.shape[1], self.window, self.window),
+                strides=(x.shape[1], self.stride, self.stride),
+                baselines=black(self.model, x),
+                target=target,
+                perturbations_per_eval=self.batch_size,
+            )
+        return values / x.shape[1], None  # captum spreads each drop over the channels: one drop per pixel
+
+
+def model_input_size(model: LoadedModel) -> int:
+    """The side of the model's input, read from its transform on a small image."""
+    return int(model.transform(Image.new("RGB", (8, 8))).shape[-1])
+
+
+class GradientAttention(ModelAnalysis):
+    """Chefer et al. 2021: every layer's attention A weighted by its gradient, R <- R + mean_h((dA * A)^+) R
+    from R = I, the CLS row over the patches; for models with global attention over one token grid."""
+
+    method = "Gradient x attention"
+
+    def __init__(self, model: LoadedModel) -> None:
+        super().__init__(model, batch_size=1)
+
+    @classmethod
+    def unsupported(cls, model: LoadedModel) -> str | None:
+        if model.spec.attention != "global":
+            kind = "no attention" if model.spec.attention is None else "attention inside local windows"
+            return f"it needs global attention with a class token, and this model has {kind}"
+        specs = model.spec.blocks(model.module)
+        msa = [i for i, s in enumerate(specs) if s.kind == "msa"]
+        if any(s.kind == "pool" for s in specs[msa[0] :]) or not specs[msa[0]].prefix_tokens:
+            return "its token grid changes between layers (pooling), so attention cannot be chained"
+        return None
+
+    def attribute(
+        self, images: Images, labels: Labels | int | None = None, progress: Progress | None = None
+    ) -> AttributionMap:
+        """The map of one image for class `labels` (None: top-1): one forward and one backward pass."""
+        unsupported = self.unsupported(self.model)
+        if unsupported:
+            raise EngineError(f"{self.method} does not apply to {self.model.spec.label}: {unsupported}")
+        if not isinstance(images, (list, tuple, torch.Tensor)):
+            images = [images]
+        x = self.inputs(images)
+        if len(x) != 1:
+            raise EngineError(f"{self.method} explains one image at a time, not {len(x)}")
+        specs = self.model.spec.blocks(self.model.module)
+        units = [s for s in specs if s.kind == "msa"]
+        prefix = units[0].prefix_tokens
+        probs: list[torch.Tensor] = []
+
+        def keep(module: torch.nn.Module, args: tuple, out: torch.Tensor) -> None:
+            probs.append(out)
+
+        handles, fused = [], []
+        for spec in units:
+            attn = spec.residual_parent.attn
+            fused.append((attn, attn.fused_attn))
+            attn.fused_attn = False  # timm's explicit path forms the softmax, at attn_drop
+            handles.append(attn.attn_drop.register_forward_hook(keep))
+        try:
+            with torch.enable_grad():
+                logits = self.forward(x)[0].float()
+                target = int(logits.argmax()) if labels is None else int(self.targets(_listed(labels), 1)[0])
+                if not 0 <= target < len(logits):
+                    raise EngineError(f"class {target} is out of range: {self.model.spec.label} has {len(logits)}")
+                grads = torch.autograd.grad(logits[target], probs)
+        finally:
+            for handle in handles:
+                handle.remove()
+            for attn, was in fused:
+                attn.fused_attn = was
+        n = probs[0].shape[-1]
+        relevance = torch.eye(n)
+        for a, grad in zip(probs, grads):
+            weighted = (grad * a).clamp_min(0).mean(dim=1)[0].detach().float().cpu()
+            relevance = relevance + weighted @ relevance
+        row = relevance[0, prefix:]
+        side = math.isqrt(len(row))
+        grid = row.reshape(1, 1, side, side)
+        size = x.shape[-1]
+        raw = F.interpolate(grid, size=(size, size), mode="bilinear")[0, 0]
+        peak = float(raw.max())
+        if progress:
+            progress(1, 1)
+        label = self.model.spec.labels()[target]
+        scaled = (raw / peak if peak > 0 else raw).numpy()
+        return AttributionMap(self.method, target, label, scaled, raw.numpy(), None, float(row.sum()))
+
+
+METHODS: dict[str, type] = {
+    cls.method: cls for cls in (GradCam, Saliency, SmoothGrad, IntegratedGradients, Occlusion, GradientAttention)
+}
+
+
+def unsupported(method: str, model: LoadedModel) -> str | None:
+    """Why `method` does not apply to `model` (None when it does)."""
+    if method not in METHODS:
+        raise EngineError(f"unknown attribution method {method!r}; choose from {', '.join(METHODS)}")
+    check = getattr(METHODS[method], "unsupported", None)
+    return check(model) if check else None

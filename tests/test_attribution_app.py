@@ -1,0 +1,70 @@
+"""The attribution methods in the app: each column's method and class pickers in both front ends, computed
+once per photo, model and lesion, the methods that do not apply left out with the reason, and /analyze."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from gradio_client import Client, handle_file
+from streamlit.testing.v1 import AppTest
+
+from app.streamlit_ui.resources import service
+from tests.conftest import ROOT
+
+MODELS = ["resnet50", "vit_tiny_patch16_224"]
+
+
+@pytest.fixture(scope="module")
+def client(server_url: str) -> Client:
+    return Client(server_url, verbose=False)
+
+
+def test_a_method_is_computed_once_per_run_and_its_caption_names_method_and_class(client: Client, sample_photo: Path):
+    out = client.predict(handle_file(str(sample_photo)), MODELS, "random", "inferno", 0.6, True, api_name="/run")
+    methods = [o for o in out if isinstance(o, dict) and "Gradient x attention" in str(o.get("choices", ""))]
+    assert methods, "the ViT's column offers gradient x attention"
+    passes = client.predict(api_name="/forward_passes")
+    _, caption = client.predict(method="Integrated Gradients", steps=16, api_name="/view_1")
+    assert caption.startswith("Integrated Gradients of the top-1 class") and "16 steps" in caption
+    computed = client.predict(api_name="/forward_passes")
+    assert computed > passes  # the path's passes
+    client.predict(method="Integrated Gradients", steps=16, colormap="viridis", api_name="/view_1")
+    assert client.predict(api_name="/forward_passes") == computed  # kept on the run: a redraw
+    _, caption = client.predict(method="Occlusion", target=None, api_name="/view_0")
+    assert caption.startswith("Occlusion of the top-1 class")
+
+
+def test_a_method_not_offered_for_a_model_is_refused(client: Client, sample_photo: Path):
+    client.predict(handle_file(str(sample_photo)), MODELS, "random", "inferno", 0.6, True, api_name="/run")
+    with pytest.raises(Exception, match="Gradient x attention is not in the list of choices"):  # not offered
+        client.predict(method="Gradient x attention", api_name="/view_0")
+    assert client.predict(api_name="/forward_passes") >= 0  # the server keeps serving
+
+
+def test_analyze_api_takes_the_method(client: Client, sample_photo: Path):
+    out = client.predict(handle_file(str(sample_photo)), MODELS, "random", "Gradient x attention", api_name="/analyze")
+    resnet, vit = out["models"]
+    assert "global attention" in resnet["attribution"]["unsupported"]
+    assert vit["attribution"]["method"] == "Gradient x attention" and len(vit["attribution"]["map"]) == 224
+    assert vit["attribution"]["target"] == vit["predictions"][0][0]["index"]
+
+
+def test_streamlit_offers_the_methods_per_column_and_redraws_with_the_chosen_one(monkeypatch, tmp_path):
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    at = AppTest.from_file(str(ROOT / "app" / "streamlit_app.py"), default_timeout=300).run()
+    at.multiselect(key="models").set_value(MODELS)
+    at.radio(key="weights").set_value("random")
+    at.button(key="analyze").click().run()
+    assert "Gradient x attention" not in at.selectbox(key="method_0").options
+    assert "Gradient x attention" in at.selectbox(key="method_1").options
+    assert any("Not offered for this model" in c.value and "Gradient x attention" in c.value for c in at.caption)
+    passes = service().forward_passes
+    second = at.session_state["runs"][1].result.predictions[0][1].index  # the ViT's second class
+    at.selectbox(key="target_1").set_value(second)
+    at.selectbox(key="method_1").set_value("Saliency").run()
+    assert not at.exception and service().forward_passes > passes
+    run = at.session_state["runs"][1]
+    assert [key[0] for key in run.maps] == ["Saliency"]
+    assert run.maps[next(iter(run.maps))].target == run.result.predictions[0][1].index  # the chosen class

@@ -28,6 +28,7 @@ import numpy as np
 import plotly.graph_objects as go
 from PIL import Image
 
+from engine.analyses.logit_lens import LogitLensResult
 from engine.placement import Placement
 from engine.results import Analysis, ModelResult
 
@@ -37,6 +38,7 @@ from .views import evidence, figures
 from .views import texts as text
 from .views.attention import ViewOptions, render
 
+LENS_FIGURE = "logit-lens"
 WIDTH, HEIGHT, SCALE = 1200, 700, 2  # PNGs are 2400 x 1400: sharp on a projector
 SUBTITLE_CHARS = 130  # a subtitle line's length at the exported size
 REFERENCE = 'Park & Kim, "How Do Vision Transformers Work?", ICLR 2022 (arXiv:2202.06709)'
@@ -174,12 +176,17 @@ def blocks_csv(results: list[ModelResult]) -> bytes:
     return buffer.getvalue().encode()
 
 
-def paper_figures(results: list[ModelResult], log_y: bool = True, shaded: int = 0) -> dict[str, go.Figure]:
+def paper_figures(
+    results: list[ModelResult], log_y: bool = True, shaded: int = 0, lenses: list[LogitLensResult | None] | None = None
+) -> dict[str, go.Figure]:
     """Every figure of the compare view, by file stem, titled for slides: Fig 2a per model, Fig 8, Fig 9,
-    drawn as on screen (the variance axis, and whose MSA and subsampling spans are shaded)."""
+    drawn as on screen (the variance axis, and whose MSA and subsampling spans are shaded), and with
+    `lenses` (one photo's) the logit lens."""
     out = {f"fig2a-{slug(r.name)}": for_export(figures.fourier_spectrum(r), [r]) for r in results}
     out["fig8-high-frequency"] = for_export(figures.high_frequency(results, shaded), results)
     out["fig9-variance"] = for_export(figures.variance(results, log_y, shaded), results)
+    if lenses and any(lenses):
+        out[LENS_FIGURE] = for_export(figures.answer_curve(results, lenses, shaded), results)
     return out
 
 
@@ -209,12 +216,16 @@ def alternet_zip(run: LabRun, placement: Placement) -> bytes:
     return figures_zip(figs, {f"fig11-alternet-{placement.tag}.svg": architecture_svg(placement).encode()})
 
 
-def figure_choices(results: list[ModelResult]) -> list[tuple[str, str]]:
-    """(title, file stem) of every exportable figure, for pickers."""
-    return [(f"Fig 2a: {r.label}", f"fig2a-{slug(r.name)}") for r in results] + [
-        ("Fig 8: high-frequency Δ log amplitude", "fig8-high-frequency"),
-        ("Fig 9: feature-map variance", "fig9-variance"),
-    ]
+def figure_choices(results: list[ModelResult], lens: bool = False) -> list[tuple[str, str]]:
+    """(title, file stem) of every exportable figure, for pickers (`lens`: with the logit lens)."""
+    return (
+        [(f"Fig 2a: {r.label}", f"fig2a-{slug(r.name)}") for r in results]
+        + [
+            ("Fig 8: high-frequency Δ log amplitude", "fig8-high-frequency"),
+            ("Fig 9: feature-map variance", "fig9-variance"),
+        ]
+        + [("When the answer appears (logit lens)", LENS_FIGURE)] * lens
+    )
 
 
 @dataclass(frozen=True)
@@ -242,7 +253,8 @@ def teaching_pack(
     as the model saw it and its map, drawn with that model's `views` entry: the layer, head or rollout chosen
     on screen; default its last layer, head mean). Figs 8 and 9 as on screen (`log_y`, `shaded`)."""
     pack = Pack()
-    figs = paper_figures(results, log_y, shaded)
+    lenses = [run.lens for run in runs[0]] if len(runs) == 1 else None  # one photo's lens
+    figs = paper_figures(results, log_y, shaded, lenses)
     with zipfile.ZipFile(io.BytesIO(figures_zip(figs))) as archive:
         for name in archive.namelist():
             pack.files[f"figures/{name}"] = archive.read(name)
@@ -257,11 +269,11 @@ def teaching_pack(
             pictures.append(Picture(image_name, run.result, f"inputs/{stem}.png", f"maps/{stem}.png", caption))
     pack.files["analysis.json"] = json.dumps(Analysis(results, device).to_json(), indent=1).encode()
     pack.files["blocks.csv"] = blocks_csv(results)
-    pack.files["handout.html"] = handout(results, list(figs), pictures, image_names).encode()
+    pack.files["handout.html"] = handout(results, list(figs), pictures, image_names, lenses).encode()
     return pack
 
 
-def _markdown(source: str) -> str:
+def markdown(source: str) -> str:
     from markdown_it import MarkdownIt
 
     return MarkdownIt().render(source)
@@ -284,8 +296,19 @@ def _picture(picture: Picture) -> str:
     )
 
 
+def _lens_section(results: list[ModelResult], lenses: list[LogitLensResult | None] | None) -> str:
+    return (
+        f"{markdown(text.LENS)}<img class='wide' src='figures/{LENS_FIGURE}.png' alt='logit lens'>"
+        f"{markdown(evidence.lens_here(results, lenses or []))}"
+    )
+
+
 def handout(
-    results: list[ModelResult], figure_names: list[str], pictures: list[Picture], image_names: list[str]
+    results: list[ModelResult],
+    figure_names: list[str],
+    pictures: list[Picture],
+    image_names: list[str],
+    lenses: list[LogitLensResult | None] | None = None,
 ) -> str:
     """A one-page HTML handout: the maps as chosen on screen with each model's top-5, the figures with the
     explanation texts and what these models show, every file by relative path; nothing about the app's
@@ -311,12 +334,13 @@ figure img{{width:155px;image-rendering:pixelated;margin-right:4px}} figcaption{
 <h1>How do vision transformers work?</h1>
 <p class="reference">After {escape(REFERENCE)}. Made with the ViT explorer on {images}.{averaged}</p>
 <h2>Models and weights</h2><ul>{weights}</ul>
-{_markdown(text.COMPARE_ABOUT)}<div>{rows}</div>
-{_markdown(text.FOURIER)}{spectra}
-{_markdown(text.HIGH_FREQUENCY_ABOUT)}<img class="wide" src="figures/fig8-high-frequency.png" alt="Fig 8">
-{_markdown(evidence.high_frequency_here(results))}
-{_markdown(text.VARIANCE)}<img class="wide" src="figures/fig9-variance.png" alt="Fig 9">
-{_markdown(evidence.variance_here(results))}
+{markdown(text.COMPARE_ABOUT)}<div>{rows}</div>
+{markdown(text.FOURIER)}{spectra}
+{markdown(text.HIGH_FREQUENCY_ABOUT)}<img class="wide" src="figures/fig8-high-frequency.png" alt="Fig 8">
+{markdown(evidence.high_frequency_here(results))}
+{markdown(text.VARIANCE)}<img class="wide" src="figures/fig9-variance.png" alt="Fig 9">
+{markdown(evidence.variance_here(results))}
+{_lens_section(results, lenses) if LENS_FIGURE in figure_names else ""}
 <h2>Data</h2><p>Every value: <a href="analysis.json">analysis.json</a> (the app's JSON) and
 <a href="blocks.csv">blocks.csv</a> (one row per model and block). Vector figures: the .svg files
 beside the PNGs in the folder figures.</p>

@@ -21,6 +21,7 @@ from app.cifar_lab import CifarLab
 from app.gradio_ui import alternet as alternet_panel
 from app.gradio_ui import dataset as dataset_panel
 from app.gradio_ui import paper as findings_panel
+from app.gradio_ui import tour as tour_panel
 from app.gradio_ui.errors import saved, user_facing, watched
 from app.guard import RequestGuard, Uploads
 from app.paper_findings import PaperFindings
@@ -29,6 +30,8 @@ from app.tabs.alternet import AlterNetTab
 from app.tabs.compare import Column, CompareTab, Look, Page
 from app.tabs.dataset import DatasetTab
 from app.tabs.paper import PaperTab
+from app.tabs.tour import TourTab
+from app.views import evidence
 from app.views import texts as text
 from app.views.attention import ATTENTION, COLORMAPS, MEAN, ViewOptions
 from app.views.texts import LABEL
@@ -93,7 +96,7 @@ class Slot:
             self.header: column.title,
             self.predictions: gr.Label(column.top5, label=column.top5_title, show_heading=not column.random),
             self.view: gr.Image(column.image, label=column.map_title),
-            self.caption: f"{column.caption}  \n{column.distance}" if column.distance else column.caption,
+            self.caption: with_distance(column.caption, column.distance),
             self.controls: gr.Group(visible=column.layers > 0),
             self.layer: gr.Slider(1, max(column.layers, 2), value=max(column.layers, 1), step=1, interactive=True),
             self.head: gr.Dropdown(column.heads, value=MEAN, interactive=True),
@@ -157,6 +160,8 @@ def page_updates(page: Page, slots: list[Slot]) -> dict:
         variance: page.variance,
         high_frequency_here: page.high_frequency_here,
         variance_here: page.variance_here,
+        lens: page.lens,
+        lens_here: page.lens_here,
     }
     for i, slot in enumerate(slots):
         updates |= slot.show(page.columns[i] if i < len(page.columns) else None)
@@ -200,6 +205,11 @@ def view_options(
     )
 
 
+def with_distance(caption: str, distance: str) -> str:
+    """A map's caption, then the column's attention distance line where it has one (after every redraw too)."""
+    return f"{caption}  \n{distance}" if distance else caption
+
+
 def attention_controls(rollout: bool, method: str) -> list:
     """Layer and head apply to the recorded attention without rollout; rollout to the attention only."""
     per_layer = not rollout and method == ATTENTION
@@ -233,7 +243,7 @@ def redraw(slot: int) -> Callable:
             return gr.skip(), gr.skip(), gr.skip()
         options = view_options(layer, head, rollout, method, target, steps)
         image, caption = tab.view(runs[slot], options, Look(colormap, opacity), watched(progress, request))
-        return image, caption, {**views, slot: options}
+        return image, with_distance(caption, evidence.distance_here(runs[slot].result)), {**views, slot: options}
 
     return view
 
@@ -247,7 +257,7 @@ def lesion(slot: int) -> Callable:
     ) -> dict:
         page = tab.lesion(runs, slot, indices, Look(colormap, opacity, log_y, shade or 0))
         updates = page_updates(page, slots)
-        shown = (state, high_frequency, variance, high_frequency_here, variance_here, *slots[slot].outputs)
+        shown = (state, high_frequency, variance, *here, *slots[slot].outputs)
         return {key: value for key, value in updates.items() if key in shown}
 
     return switch_off
@@ -322,7 +332,7 @@ with gr.Blocks(title="ViT explorer", delete_cache=(600, FILE_TTL_S)) as demo:
             run = gr.Button(LABEL.analyze, variant="primary")
             status = gr.Markdown(LABEL.ready, min_height=48, elem_id="status")
             gr.Examples([[str(path)] for path in SAMPLES], inputs=image, label="Sample photos")
-    with gr.Tabs():
+    with gr.Tabs() as tabs:
         with gr.Tab("Compare models", id="compare"):
             gr.Markdown(text.COMPARE)
             with gr.Row():
@@ -357,12 +367,17 @@ with gr.Blocks(title="ViT explorer", delete_cache=(600, FILE_TTL_S)) as demo:
                     with gr.Row():
                         log_y = gr.Checkbox(value=True, label=LABEL.log_y)
                         shaded = gr.Dropdown([("the first model", 0)], value=0, label=LABEL.shaded, elem_id="shaded")
+            gr.Markdown(text.LENS)
+            lens = gr.Plot(show_label=False, elem_id="logit-lens")
+            lens_here = gr.Markdown(elem_id="logit-lens-here")
             dataset_panel.build(DatasetTab(service), models, typed_models, weights)
         with gr.Tab("AlterNet (Section 4)", id="alternet"):
             alternet_panel.build(demo, AlterNetTab(CifarLab(service)), image)
         with gr.Tab("Paper figures", id="paper"):
             findings_panel.build(PaperTab(PaperFindings(service)), image)
-    here = [high_frequency_here, variance_here]
+        with gr.Tab("Guided tour", id="tour") as tour_page:
+            tour_panel.build(TourTab(service), state, tabs, tour_page, demo)
+    here = [high_frequency_here, variance_here, lens, lens_here]  # before Figs 8 and 9 in every output list
     slots = [Slot(*parts, *spectrum) for parts, spectrum in zip(compare, spectra)]
 
     run.click(
@@ -415,7 +430,7 @@ with gr.Blocks(title="ViT explorer", delete_cache=(600, FILE_TTL_S)) as demo:
         [log_y.input, shaded.input],
         lambda runs, log, shade: tab.curves(runs, Look(log_y=log, shaded=shade or 0)),
         [state, log_y, shaded],
-        [high_frequency, variance],
+        [high_frequency, variance, lens],
         api_visibility="private",
     )
     gr.api(analyze, api_name="analyze")

@@ -26,6 +26,7 @@ import engine
 from app.guard import Uploads, model_names, refuse
 from engine.analyses.attributions import METHODS, IntegratedGradients, unsupported
 from engine.analyses.dataset_curves import DatasetCurves, image_names
+from engine.analyses.logit_lens import LogitLens, LogitLensResult
 from engine.errors import shown
 from engine.images import ImageInput
 from engine.models import CHECKPOINTS, auto_weights, bundled_names
@@ -96,6 +97,7 @@ class ModelRun:
     lesion: tuple[int, ...] = ()
     original: ModelRun | None = field(default=None, repr=False)
     maps: dict[MapKey, AttributionMap] = field(default_factory=dict, repr=False)  # computed once per run
+    lens: LogitLensResult | None = None  # the logit lens: when the answer appears
 
     @property
     def image(self) -> np.ndarray:
@@ -298,7 +300,8 @@ class Service:
         result = engine.Analyzer(loaded).attribute([picture])
         specs = loaded.spec.blocks(loaded.module)
         units = tuple((f"{i} {s.name} ({s.kind})", i) for i, s in enumerate(specs) if s.can_lesion)
-        run = ModelRun(result, picture=picture, weights=weights, units=units)
+        lens = LogitLens(loaded).attribute(picture)
+        run = ModelRun(result, picture=picture, weights=weights, units=units, lens=lens)
         if loaded.spec.attention is not None:
             return run
         return replace(run, gradcam=engine.GradCam(loaded).attribute(picture, result.predictions[0][0].index).map)
@@ -354,5 +357,9 @@ class Service:
         return str(resolve_device(self.device))
 
     def analysis_json(self, runs: list[ModelRun]) -> dict:
-        """The engine CLI's JSON for these runs."""
-        return Analysis([run.result for run in runs], self.device_name).to_json()
+        """The engine CLI's JSON for these runs, each model with its logit lens."""
+        out = Analysis([run.result for run in runs], self.device_name).to_json()
+        for run, model in zip(runs, out["models"]):
+            if run.lens is not None:
+                model["logit_lens"] = run.lens.to_json()
+        return out

@@ -37,6 +37,9 @@ from app.tabs.alternet import (  # noqa: E402
 from app.tabs.compare import Column, CompareTab, Look, Page  # noqa: E402
 from app.tabs.dataset import EXPLANATION, DatasetTab  # noqa: E402
 from app.tabs.paper import NOISE, PaperTab  # noqa: E402
+from app.tabs.tour import KEYS as TOUR_KEYS  # noqa: E402
+from app.tabs.tour import TourTab  # noqa: E402
+from app.tabs.tour import index_of as tour_index  # noqa: E402
 from app.views import alternet as view  # noqa: E402
 from app.views import texts as text  # noqa: E402
 from app.views.attention import ATTENTION, COLORMAPS, MEAN, ViewOptions  # noqa: E402
@@ -47,6 +50,7 @@ st.set_page_config(page_title="ViT explorer", page_icon="🔭", layout="wide")
 state = st.session_state
 state.setdefault("runs", [])
 compare, dataset, alternet, paper = CompareTab(service()), DatasetTab(service()), AlterNetTab(lab()), PaperTab(board())
+tour = TourTab(service())
 
 
 def photo() -> tuple[bytes, str]:
@@ -85,7 +89,7 @@ def look() -> Look:
         state.get("colormap", "inferno"),
         state.get("opacity", 0.6),
         state.get("log_y", True),
-        shaded if shaded is not None and shaded < len(state.runs) else 0,
+        shaded if isinstance(shaded, int) and shaded < len(state.runs) else 0,
     )
 
 
@@ -152,7 +156,6 @@ def where_it_looks(i: int, column: Column) -> None:
         st.error(str(exc))
         return
     st.image(image, caption=f"{column.map_title}: {caption}", width="stretch")
-    st.image(image, caption=f"{column.map_title}: {caption}", width="stretch")
     st.download_button(LABEL.map_png, png(image), f"map-{run.result.name}.png", "image/png", key=f"map_{i}")
 
 
@@ -178,6 +181,7 @@ def model_column(i: int, column: Column) -> None:
     if tuple(sorted(chosen)) != run.lesion:
         try:
             state.runs = compare.lesion(state.runs, i, chosen, look()).runs
+            state.pop(f"target_{i}", None)  # the lesioned model's own top-1 is explained next
         except Problem as exc:
             st.error(str(exc))
             return
@@ -226,8 +230,14 @@ def compare_tab() -> None:
     right.markdown(page.variance_here)
     right.checkbox(LABEL.log_y, True, key="log_y")
     right.selectbox(
-        LABEL.shaded, range(len(page.columns)), format_func=lambda i: page.runs[i].result.label, key="shaded"
+        LABEL.shaded,
+        range(len(page.columns)),
+        format_func=lambda i: (page.runs[i].original or page.runs[i]).result.label,
+        key="shaded",
     )
+    st.markdown(text.LENS)
+    st.plotly_chart(page.lens, theme=None, key="logit_lens")
+    st.markdown(page.lens_here)
     exports(page)
 
 
@@ -342,6 +352,38 @@ def alternet_tab(picture: tuple[bytes, str]) -> None:
     offer(state.get("alternet_exported"), "alternet_download")
 
 
+def move(delta: int) -> None:
+    """Back or next in the tour; the address follows, so that it links to the step."""
+    state.tour_step = min(max(state.tour_step + delta, 0), len(TOUR_KEYS) - 1)
+    st.query_params["step"] = TOUR_KEYS[state.tour_step]
+
+
+def tour_tab() -> None:
+    """The guided tour over the Compare tab's runs: one step, back and next, the whole tour as a handout."""
+    st.markdown(text.TOUR_INTRO)
+    if "tour_step" not in state:
+        state.tour_step = tour_index(st.query_params.get("step"))
+    step = tour.step(state.get("runs", []), state.tour_step + 1, look())
+    st.progress(step.number / len(TOUR_KEYS), step.progress)
+    st.markdown(f"#### {step.title}\n**The paper:** {step.statement}")
+    if step.image is not None:
+        st.image(step.image)
+    if step.figure is not None:
+        st.plotly_chart(step.figure, theme=None, key=f"tour_plot_{step.key}")
+    st.markdown(step.verdict.text)
+    st.markdown(f"**Try this:** {step.try_this}")
+    back, ahead, export = st.columns(3)
+    back.button("← Back", key="tour_back", disabled=step.number == 1, on_click=move, args=(-1,))
+    ahead.button("Next →", key="tour_next", disabled=step.number == len(TOUR_KEYS), on_click=move, args=(1,))
+    if export.button("Export this tour (handout)", key="tour_export"):
+        try:
+            with st.spinner("Rendering every step"):
+                state.tour_exported = tour.export(state.get("runs", []), look())
+        except Problem as exc:
+            st.error(str(exc))
+    offer(state.get("tour_exported"), "tour_download")
+
+
 def paper_tab(picture: tuple[bytes, str]) -> None:
     """Figs 1a, 1b, 1c/4, 2b, 10a, 10b and 12b: stored results at once, Recompute per analysis."""
     st.markdown(paper.intro)
@@ -404,7 +446,9 @@ weights = st.radio(
 )
 if st.button(LABEL.analyze, type="primary", key="analyze"):
     analyze(picture, models, typed_models, weights)
-compare_section, alternet_section, paper_section = st.tabs(["Compare models", "AlterNet (Section 4)", "Paper figures"])
+TABS = ["Compare models", "AlterNet (Section 4)", "Paper figures", "Guided tour"]
+linked = st.query_params.get("step")  # a deep link into the tour: ?step=3 or ?step=variance
+compare_section, alternet_section, paper_section, tour_section = st.tabs(TABS, default=TABS[3] if linked else None)
 with compare_section:
     compare_tab()
     dataset_section(models, typed_models, weights)
@@ -412,3 +456,5 @@ with alternet_section:
     alternet_tab(picture)
 with paper_section:
     paper_tab(picture)
+with tour_section:
+    tour_tab()

@@ -59,3 +59,21 @@ def test_stage_models_are_read_where_the_head_fits_and_say_so(photos):
     assert read and all(name.startswith("stages.3") for name in read)
     assert "cannot be read" in result.note and all(m is None for m in result.patch_logits)
     assert result.to_json()["blocks"][0]["applies"] is False
+
+
+def test_the_compare_tab_shows_when_the_answer_appears_for_every_model(one_thread, sample_photo):
+    from app.service import Service
+    from app.tabs.compare import CompareTab, Look
+
+    service = Service()
+    page = CompareTab(service).analyze(str(sample_photo), ["vit_cifar", "preact_resnet"], "", "random", Look())
+    vit, resnet = (run.lens for run in page.runs)
+    curves = {trace.name: trace for trace in page.lens.data if trace.mode == "lines+markers"}
+    assert len(curves) == 2 and list(curves["ViT/4 (CIFAR, 1.6 M params) (random weights)"].y) == [
+        b.final_probability for b in vit.blocks
+    ]
+    assert sum(y is not None for y in curves["PreAct ResNet (CIFAR, 1.8 M params) (random weights)"].y) == 4
+    assert page.lens_here.count("the head's top-1 from") == 2 and "reads only the last 4 blocks" in page.lens_here
+    assert ("When the answer appears (logit lens)", "logit-lens") in page.figure_choices
+    json_out = service.analysis_json(page.runs)
+    assert json_out["models"][0]["logit_lens"]["final_class"] == page.runs[0].result.predictions[0][0].index

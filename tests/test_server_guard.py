@@ -44,7 +44,7 @@ FORMS = {
     "file data": lambda p: {"path": p, "meta": {"_type": "gradio.FileData"}, "orig_name": "x.jpg"},
 }
 HANDLERS = {  # api name -> its inputs around the file
-    "analyze": lambda f: [f, ["resnet50"], "random"],
+    "analyze": lambda f: [f, ["resnet50"], "random", "", None],  # no attribution method
     "run": lambda f: [f, ["resnet50"], "random", "inferno", 0.6, True, ""],
     "dataset_curves": lambda f: [f, ["preact_resnet"], "", "auto"],
     "paper_noise_photo": lambda f: [f],
@@ -130,10 +130,14 @@ def test_server_paths_are_refused_alike_in_every_form_and_handler(server: Server
 
 def test_a_sample_photo_and_an_upload_are_still_analyzed(server: Server, sample_photo: Path):
     status, out = call(
-        server.url, "analyze", [upload(server.url, "cat.jpg", sample_photo.read_bytes()), ["vit_cifar"], "random"]
+        server.url,
+        "analyze",
+        [upload(server.url, "cat.jpg", sample_photo.read_bytes()), ["vit_cifar"], "random", "", None],
     )
     assert status == 200 and out[0]["models"][0]["name"] == "vit_cifar"
-    status, out = call(server.url, "analyze", [{"path": str(sample_photo)}, "vit_cifar", "random"])  # a bundled sample
+    status, out = call(
+        server.url, "analyze", [{"path": str(sample_photo)}, "vit_cifar", "random", "", None]
+    )  # a sample
     assert status == 200 and len(out[0]["models"]) == 1  # and a lone model name is one name, not letters
 
 

@@ -69,6 +69,8 @@ class Page:
     variance: go.Figure
     high_frequency_here: str  # Markdown: Fig 8's claims counted on these results
     variance_here: str  # Markdown: Fig 9's
+    lens: go.Figure  # when the answer appears (logit lens)
+    lens_here: str  # Markdown: from which block each model's answer is its head's top-1
     figure_choices: list[tuple[str, str]] = field(default_factory=list)  # (title, name) of exportable figures
     status: str = ""
 
@@ -117,7 +119,9 @@ class CompareTab:
             figures.variance(results, look.log_y, look.shaded),
             evidence.high_frequency_here(results),
             evidence.variance_here(results),
-            export.figure_choices(results),
+            figures.answer_curve(results, [run.lens for run in runs], look.shaded),
+            evidence.lens_here(results, [run.lens for run in runs]),
+            export.figure_choices(results, lens=any(run.lens for run in runs)),
             status,
         )
 
@@ -181,10 +185,14 @@ class CompareTab:
         return self.page([changed if i == slot else run for i, run in enumerate(runs)], look)
 
     @staticmethod
-    def curves(runs: list[ModelRun], look: Look) -> tuple[go.Figure, go.Figure]:
+    def curves(runs: list[ModelRun], look: Look) -> tuple[go.Figure, go.Figure, go.Figure]:
         """Figs 8 and 9 re-drawn from stored results (another axis, or another model's spans shaded)."""
         results = [run.result for run in runs]
-        return figures.high_frequency(results, look.shaded), figures.variance(results, look.log_y, look.shaded)
+        return (
+            figures.high_frequency(results, look.shaded),
+            figures.variance(results, look.log_y, look.shaded),
+            figures.answer_curve(results, [run.lens for run in runs], look.shaded),
+        )
 
     @staticmethod
     def export_figure(runs: list[ModelRun], name: str, fmt: str, look: Look = Look()) -> Download:
@@ -192,7 +200,7 @@ class CompareTab:
         as on screen (`look`'s variance axis and shaded model)."""
         if not runs:
             raise problem("Analyze a photo first.")
-        figs = export.paper_figures([run.result for run in runs], look.log_y, look.shaded)
+        figs = export.paper_figures([run.result for run in runs], look.log_y, look.shaded, [run.lens for run in runs])
         if name not in figs or fmt not in ("png", "svg"):
             raise problem(f"no figure {name!r} as {fmt!r}: pick one of {', '.join(figs)} as png or svg")
         with problems():

@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from engine.analyses.logit_lens import LogitLensResult
 from engine.claims import Count, Evidence
 from engine.results import ModelResult
 
@@ -45,3 +48,97 @@ def distance_here(result: ModelResult) -> str:
     layers = len(result.attention.layers)
     note = ", as expected of random weights" if result.random_weights and grew != "grows" else ""
     return f"Mean attention distance here: {first:.0f} px in layer 1, {last:.0f} px in layer {layers}: it {grew}{note}."
+
+
+def lens_here(results: list[ModelResult], lenses: list[LogitLensResult | None]) -> str:
+    """Per model, from which block on its head's top-1 is the final answer, and what the head could read."""
+    lines = []
+    for result, lens in zip(results, lenses):
+        if lens is None:
+            continue
+        read = [b for b in lens.blocks if b.applies]
+        first = lens.first_top1
+        answer = f"its answer ({lens.final_label})"
+        where = (
+            f"{answer} is the head's top-1 from {first.name} (depth {first.normalized_depth:.2f}) on"
+            if first
+            else f"{answer} settles only at the end"
+        )
+        scope = (
+            "" if len(read) == len(lens.blocks) else f"; the head reads only the last {len(read)} blocks (its width)"
+        )
+        note = RANDOM_NOTE if result.random_weights else ""
+        lines.append(
+            f"- {result.label}{note}: {where}, p = {read[0].final_probability:.2f} at the first block read{scope}."
+        )
+    return "**Here**:\n" + "\n".join(lines) if lines else ""
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Whether a claim of the paper holds on the results on screen, and the sentence saying so."""
+
+    holds: bool | None  # None: the step shows a fact or a reading, with nothing to hold or fail
+    text: str  # Markdown
+
+
+def _said(holds: bool | None, reasons: list[str]) -> Verdict:
+    head = {True: "✅ **Holds here**", False: "❌ **Does not hold here**", None: "**Here**"}[holds]
+    return Verdict(holds, f"{head}: {'; '.join(reasons)}." if reasons else f"{head}.")
+
+
+def _most(count: Count) -> bool:
+    return count.changed * 2 > count.units
+
+
+def unit_verdict(results: list[ModelResult], value: str) -> Verdict:
+    """Figs 8 (`value` "high_freq") and 9 ("variance"): holds where, in every model, most MSA units lower
+    the value and most Conv/MLP units raise it; the counts say how many."""
+    holds, reasons = True, []
+    for result in results:
+        evidence = Evidence.of(result)
+        lower = evidence.msa_lower_high_frequency if value == "high_freq" else evidence.msa_lower_variance
+        higher = evidence.others_raise_high_frequency if value == "high_freq" else evidence.others_raise_variance
+        parts = []
+        for count, what in ((lower, "MSA units lowered it"), (higher, "Conv/MLP units raised it")):
+            if count.units:
+                holds = holds and _most(count)
+                parts.append(f"{what} in {count}")
+        if parts:
+            note = RANDOM_NOTE if result.random_weights else ""
+            reasons.append(f"{result.label}{note}: {', '.join(parts)}")
+    return _said(holds if reasons else None, reasons)
+
+
+def distance_verdict(results: list[ModelResult]) -> Verdict:
+    """Fig 5 / Raghu et al.: holds where every global-attention model's mean distance grows (by over 5%)
+    from the first layer to the last."""
+    holds, reasons = True, []
+    for result in results:
+        evidence = Evidence.of(result)
+        if evidence.distance_first is None or result.attention is None or result.attention.kind != "global":
+            continue
+        grows = evidence.distance_last > evidence.distance_first * 1.05
+        holds = holds and grows
+        note = RANDOM_NOTE if result.random_weights else ""
+        reasons.append(
+            f"{result.label}{note}: {evidence.distance_first:.0f} px in the first layer, "
+            f"{evidence.distance_last:.0f} px in the last"
+        )
+    return _said(holds if reasons else None, reasons)
+
+
+def lens_verdict(results: list[ModelResult], lenses: list[LogitLensResult | None]) -> Verdict:
+    """When the answer appears: a reading (nothing to hold), per model the depth from which it is top-1."""
+    reasons = []
+    for result, lens in zip(results, lenses):
+        first = lens.first_top1 if lens else None
+        if first is not None:
+            reasons.append(f"{result.label} settles on {lens.final_label} at depth {first.normalized_depth:.2f}")
+    return _said(None, reasons)
+
+
+def better_verdict(claim: str, ours: tuple[str, float], theirs: tuple[str, float], unit: str = "%") -> Verdict:
+    """A comparison the paper makes (`ours` above `theirs`), on stored numbers: who has what."""
+    (a, x), (b, y) = ours, theirs
+    return _said(bool(x > y), [f"{claim}: {a} {x:.1f}{unit}, {b} {y:.1f}{unit}"])

@@ -9,10 +9,13 @@ paper; each model's shading belongs to its legend entry, so clicking the entry h
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import plotly.graph_objects as go
 from plotly.colors import sample_colorscale
 
+from engine.analyses.logit_lens import LogitLensResult
 from engine.results import ModelResult
 
 MODEL_COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd")  # the paper's ResNet blue and ViT red first
@@ -28,6 +31,14 @@ HEIGHT = 380
 def model_name(result: ModelResult) -> str:
     """The model's label, saying so when its weights are random."""
     return f"{result.label} (random weights)" if result.random_weights else result.label
+
+
+def model_style(slot: int) -> dict:
+    """The line and markers of the model in position `slot`, the same in every figure."""
+    return {
+        "line": {"color": MODEL_COLORS[slot % len(MODEL_COLORS)], "width": 2},
+        "marker": {"symbol": MODEL_MARKERS[slot % len(MODEL_MARKERS)], "size": 7},
+    }
 
 
 def layout(
@@ -46,7 +57,7 @@ def layout(
         margin={"l": 60, "r": 20, "t": 48, "b": 48},
         template="plotly_white",
         hoverlabel={"namelength": -1},
-        legend={"orientation": "h", "yanchor": "top", "y": -0.22, "x": 0},
+        legend={"orientation": "h", "yanchor": "top", "y": -0.3, "x": 0},  # clear of the x-axis title
     )
     if x_title is not None:
         fig.update_xaxes(title=x_title, range=x_range, showline=True, linecolor="#888", mirror=True)
@@ -129,19 +140,11 @@ def spans(indices: list[int], step: float, kind: str, y_range: tuple[float, floa
     )
 
 
-def _by_depth(
-    results: list[ModelResult],
-    values,
-    title: str,
-    y_title: str,
-    y_format: str,
-    log_y: bool = False,
-    shaded: int | None = 0,
-) -> go.Figure:
-    """Models overlaid by depth; the MSA and subsampling blocks of model `shaded` (its position; None: no
-    model's) shaded, since several models' spans together would shade the whole axis."""
-    fig = go.Figure()
-    y_range = _y_range([values(block) for result in results for block in result.blocks], log_y)
+def _shade(
+    fig: go.Figure, results: list[ModelResult], shaded: int | None, y_range: list[float], log_y: bool
+) -> list[str]:
+    """The MSA and subsampling spans of model `shaded` (its position; None: no model's), with a legend key
+    naming it; the legend groups of every model, so that a model's entry hides its spans too."""
     groups = [f"{slot}:{result.name}" for slot, result in enumerate(results)]
     chosen = [] if shaded is None or not 0 <= shaded < len(results) else [shaded]
     whose = f", {results[chosen[0]].label}" if chosen and len(results) > 1 else ""
@@ -158,6 +161,23 @@ def _by_depth(
                 legendrank=1001,
                 marker={"symbol": "square", "size": 14, "color": color.replace("0.16", "0.4")},
             )
+    return groups
+
+
+def _by_depth(
+    results: list[ModelResult],
+    values,
+    title: str,
+    y_title: str,
+    y_format: str,
+    log_y: bool = False,
+    shaded: int | None = 0,
+) -> go.Figure:
+    """Models overlaid by depth; the MSA and subsampling blocks of model `shaded` (its position; None: no
+    model's) shaded, since several models' spans together would shade the whole axis."""
+    fig = go.Figure()
+    y_range = _y_range([values(block) for result in results for block in result.blocks], log_y)
+    groups = _shade(fig, results, shaded, y_range, log_y)
     for slot, (result, group) in enumerate(zip(results, groups)):
         fig.add_scatter(
             x=[block.normalized_depth for block in result.blocks],
@@ -167,15 +187,24 @@ def _by_depth(
             cliponaxis=False,
             name=model_name(result),
             legendgroup=group,
-            line={"color": MODEL_COLORS[slot % len(MODEL_COLORS)], "width": 2},
-            marker={"symbol": MODEL_MARKERS[slot % len(MODEL_MARKERS)], "size": 7},
+            **model_style(slot),
             hovertemplate=f"{result.label}<br>%{{customdata[0]}} (%{{customdata[1]}})"
             f"<br>depth %{{x:.2f}}<br>{y_title} %{{y:{y_format}}}<extra></extra>",
         )
     layout(fig, title, "Normalized depth", y_title, x_range=(0, 1))
     fig.update_yaxes(type="log" if log_y else "linear", range=y_range)
-    if log_y and y_range[1] - y_range[0] < 1:  # under a decade plotly labels ticks 2, 3, ... 9: give values
+    decades = y_range[1] - y_range[0]
+    if log_y and decades < 1:  # under a decade plotly labels ticks 2, 3, ... 9: give values
         fig.update_yaxes(tickformat=".3~g")
+    elif log_y:  # over a decade, label 1, 2 and 5 of each decade (under 3 decades) or the powers of ten
+        steps = (1, 2, 5) if decades < 3 else (1,)
+        ticks = [
+            k * 10.0**e
+            for e in range(math.floor(y_range[0]), math.ceil(y_range[1]) + 1)
+            for k in steps
+            if y_range[0] <= math.log10(k * 10.0**e) <= y_range[1]
+        ]
+        fig.update_yaxes(tickvals=ticks, ticktext=[f"{t:.3g}" for t in ticks])
     return fig
 
 
@@ -189,3 +218,34 @@ def variance(results: list[ModelResult], log_y: bool = True, shaded: int | None 
     """Fig 9: feature-map variance per block against normalized depth (log axis by default)."""
     title = "Fig 9 · feature map variance"
     return _by_depth(results, lambda b: b.variance, title, "Variance", ".3g", log_y, shaded)
+
+
+def answer_curve(results: list[ModelResult], lenses: list[LogitLensResult | None], shaded: int | None = 0) -> go.Figure:
+    """When the answer appears (logit lens): the probability each model's own norm and head give its final
+    class after every block, against normalized depth; blocks the head cannot read are left as gaps."""
+    fig = go.Figure()
+    groups = _shade(fig, results, shaded, [0.0, 1.02], False)
+    for slot, (result, lens, group) in enumerate(zip(results, lenses, groups)):
+        if lens is None:
+            continue
+        fig.add_scatter(
+            x=[b.normalized_depth for b in lens.blocks],
+            y=[b.final_probability if b.applies else None for b in lens.blocks],
+            customdata=[[b.name, b.kind, b.top5[0].label if b.top5 else "not read"] for b in lens.blocks],
+            mode="lines+markers",
+            connectgaps=False,
+            cliponaxis=False,
+            name=model_name(result),
+            legendgroup=group,
+            **model_style(slot),
+            hovertemplate=f"{result.label}<br>%{{customdata[0]}} (%{{customdata[1]}})<br>depth %{{x:.2f}}"
+            f"<br>p({lens.final_label}) %{{y:.3f}}<br>top-1 here: %{{customdata[2]}}<extra></extra>",
+        )
+    layout(
+        fig,
+        "When the answer appears · logit lens: p(final class) after each block",
+        "Normalized depth",
+        "p(final class)",
+        x_range=(0, 1),
+    )
+    return fig.update_yaxes(range=[0, 1.02])

@@ -65,6 +65,13 @@ Variance of each block's feature map. The paper: MSAs lower it (they ensemble fe
 and MLPs raise it; it accumulates with depth, and in ResNet peaks at the end of each stage. The paper
 plots each model on its own linear axis; here models share a log axis."""
 
+LENS = """### When the answer appears (logit lens)
+The model's own final norm and classification head applied after every block: the probability of the
+class it finally predicts, against normalized depth. This is not one of the paper's figures; it shows,
+on your photo, where in the network the answer forms (for ViTs typically late, after the MSAs have
+mixed the tokens). A CNN's or Swin's head reads only latents of its own width, so only their last
+stage's blocks are read; earlier blocks are gaps."""
+
 DATASET = """### Dataset curves: Figs 2a, 8 and 9 over many images
 The paper's curves are averages over ImageNet's validation images, not one photo. Upload a **ZIP of
 images** (JPEG, PNG, ...; up to {images} images and {megabytes} MB) to average every block's curve and
@@ -177,3 +184,52 @@ class Labels:
 
 
 LABEL = Labels()
+
+TOUR_INTRO = """### A guided tour of the paper, on your photo
+Seven steps, one idea each: what the paper says, the plot that tests it on the models you analyzed in the
+Compare tab (the bundled CIFAR-10 family for the last two), whether it holds here, and one thing to try.
+Analyze a photo first; change the models there and the tour follows."""
+
+TOUR = {  # key: (title, the paper's statement, one thing to try)
+    "patches": (
+        "Patches and tokens",
+        "A ViT cuts the image into square patches and turns each into a token; a learned class token (CLS) "
+        "joins them, and the classifier reads only the CLS token at the end. A CNN has no tokens: it slides "
+        "small convolutions over the pixels.",
+        "In the Compare tab, add ViT-Ti/16 (16-pixel patches) next to the CIFAR ViT (4-pixel patches).",
+    ),
+    "where": (
+        "Where the models look",
+        "In trained ViTs, early layers attend both locally and globally and late layers globally: the mean "
+        "attention distance grows with depth (the paper's Fig 5, after Raghu et al.). CNNs are shown by Grad-CAM.",
+        "In the Compare tab, move the ViT's layer slider from 1 to the last and watch the map spread.",
+    ),
+    "frequency": (
+        "MSAs are low-pass filters, Convs high-pass (Figs 2a and 8)",
+        "MSAs reduce the high-frequency amplitude of feature maps and Convs amplify it: in a ViT the "
+        "high-frequency curve drops at (almost) every MSA block.",
+        "Switch off an MSA unit of the ViT in the Compare tab (a lesion) and watch Fig 8 change.",
+    ),
+    "variance": (
+        "MSAs shrink feature-map variance, Convs grow it (Fig 9)",
+        "MSAs ensemble feature maps and lower their variance; Convs and MLPs raise it, and it accumulates with depth.",
+        "Tick off the log axis under Fig 9 in the Compare tab, or shade another model's blocks.",
+    ),
+    "answer": (
+        "When the answer appears (logit lens)",
+        "Not a figure of the paper: the model's own final norm and head read after every block show where "
+        "the answer forms; in ViTs, it forms late, after the MSAs have mixed the tokens.",
+        "Pick another photo: does the answer appear earlier when the object fills the frame?",
+    ),
+    "alternet": (
+        "AlterNet: MSAs at the end of a stage (Section 4, Figs 11 and 12a)",
+        "Replacing the Conv blocks at the end of each stage with MSA blocks, from the last stage backwards, "
+        "builds AlterNet; the paper's AlterNet beats the CNN it is built from, even on small data (CIFAR).",
+        "In the AlterNet tab, step through the build-up and put MSAs at the start of a stage instead.",
+    ),
+    "robustness": (
+        "Robustness to high-frequency noise (Fig 2b)",
+        "ViTs are robust to high-frequency noise and ResNets are not: the other side of MSAs being low-pass filters.",
+        "In the Paper figures tab, add noise to your own photo and compare the curves.",
+    ),
+}

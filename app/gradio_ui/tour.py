@@ -1,0 +1,58 @@
+"""The Guided tour tab in Gradio: one step at a time over the Compare tab's runs, back and next, a deep link
+(`?step=3` or `?step=variance`), and the whole tour as a handout."""
+
+from __future__ import annotations
+
+import gradio as gr
+
+from app.gradio_ui.errors import saved, user_facing
+from app.service import ModelRun
+from app.tabs.compare import Look
+from app.tabs.tour import KEYS, TourTab, index_of
+from app.views import texts as text
+
+
+def build(tab: TourTab, state: gr.State, tabs: gr.Tabs, page: gr.Tab, demo: gr.Blocks) -> None:
+    """The tab's widgets and events; `state` holds the Compare tab's runs; `tabs` selects `page`, the tour's
+    own tab, on a deep link."""
+    gr.Markdown(text.TOUR_INTRO)
+    position = gr.State(0)
+    progress = gr.Markdown(elem_id="tour-progress")
+    statement = gr.Markdown(elem_id="tour-statement")
+    with gr.Row(equal_height=False):
+        picture = gr.Image(show_label=False, interactive=False, visible=False, height=360, elem_id="tour-image")
+        plot = gr.Plot(show_label=False, visible=False, elem_id="tour-plot")
+    verdict = gr.Markdown(elem_id="tour-verdict")
+    try_this = gr.Markdown(elem_id="tour-try")
+    with gr.Row():
+        back = gr.Button("← Back", elem_id="tour-back")
+        ahead = gr.Button("Next →", variant="primary", elem_id="tour-next")
+        export = gr.Button("Export this tour (handout)", elem_id="tour-export")
+    exported = gr.File(label="Download", interactive=False, elem_id="tour-file")
+    shown = [position, progress, statement, picture, plot, verdict, try_this, back, ahead]
+
+    @user_facing
+    def show(runs: list[ModelRun], index: int) -> list:
+        step = tab.step(runs, index + 1, Look())
+        return [
+            step.number - 1,
+            f"**{step.progress}**  ·  " + "  ".join("●" if i < step.number else "○" for i in range(len(KEYS))),
+            f"#### {step.title}\n**The paper:** {step.statement}",
+            gr.Image(step.image, visible=step.image is not None),
+            gr.Plot(step.figure, visible=step.figure is not None),
+            step.verdict.text,
+            f"**Try this:** {step.try_this}",
+            gr.Button(interactive=step.number > 1),
+            gr.Button(interactive=step.number < len(KEYS)),
+        ]
+
+    def linked(runs: list[ModelRun], request: gr.Request) -> list:
+        """The step named in the page's address (`?step=`), the tab selected; else the first step."""
+        asked = request.query_params.get("step") if request else None
+        return [*show(runs, index_of(asked)), gr.Tabs(selected="tour") if asked else gr.Tabs()]
+
+    back.click(lambda runs, i: show(runs, max(i - 1, 0)), [state, position], shown, api_name="tour_back")
+    ahead.click(lambda runs, i: show(runs, min(i + 1, len(KEYS) - 1)), [state, position], shown, api_name="tour_next")
+    export.click(user_facing(lambda runs: saved(tab.export(runs, Look()))), state, exported, api_name="tour_export")
+    demo.load(linked, state, [*shown, tabs], api_visibility="private")
+    page.select(show, [state, position], shown, api_visibility="private")  # the runs may have changed

@@ -1,0 +1,207 @@
+"""The guided tour: the paper's ideas one step at a time, each tested on the Compare tab's own results (the
+user's photo and models) or, for AlterNet and robustness, on the bundled family's stored results; each step
+says whether the claim holds here, computed from the numbers in its plot.
+
+    tour = TourTab(service)
+    step = tour.step(runs, "variance", Look())    # statement, figure, verdict, one thing to try
+    tour.export(runs, Look())                     # every step as one handout page, in a ZIP
+"""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from dataclasses import dataclass
+from html import escape
+
+import numpy as np
+import plotly.graph_objects as go
+
+from app import export
+from app import paper_findings as findings
+from app.service import ModelRun, Service
+from app.tabs import Download, problem, problems
+from app.tabs.compare import Look
+from app.views import evidence, figures
+from app.views import texts as text
+from app.views import tour as pictures
+from app.views.attention import ViewOptions, render
+from app.views.evidence import Verdict
+from engine.analyses.attributions import patch_size
+
+KEYS = tuple(text.TOUR)  # patches, where, frequency, variance, answer, alternet, robustness
+HIGH_BANDS = 0.5  # Fig 2b's high frequencies: the bands from 0.5π up
+
+
+@dataclass(frozen=True)
+class TourStep:
+    key: str
+    number: int  # 1-based
+    title: str
+    statement: str  # the paper's claim, Markdown
+    figure: go.Figure | None
+    image: np.ndarray | None
+    verdict: Verdict
+    try_this: str
+
+    @property
+    def progress(self) -> str:
+        return f"Step {self.number} of {len(KEYS)} · {self.title}"
+
+
+def index_of(step: str | int | None) -> int:
+    """A step's 0-based position from its key, its 1-based number (as text or int), or 0 for anything else."""
+    if step in KEYS:
+        return KEYS.index(step)
+    try:
+        number = int(step)
+    except (TypeError, ValueError):
+        return 0
+    return min(max(number, 1), len(KEYS)) - 1
+
+
+@dataclass
+class TourTab:
+    service: Service
+
+    def step(self, runs: list[ModelRun], step: str | int, look: Look = Look()) -> TourStep:
+        """Step `step` (key or 1-based number) on `runs` (the Compare tab's analysis; may be empty)."""
+        key = KEYS[index_of(step)]
+        title, statement, try_this = text.TOUR[key]
+        with problems():
+            figure, image, verdict = getattr(self, f"_{key}")(runs, look)
+        return TourStep(key, KEYS.index(key) + 1, title, statement, figure, image, verdict, try_this)
+
+    def steps(self, runs: list[ModelRun], look: Look = Look()) -> list[TourStep]:
+        return [self.step(runs, key, look) for key in KEYS]
+
+    @staticmethod
+    def _needs(runs: list[ModelRun]) -> Verdict | None:
+        return None if runs else Verdict(None, "Analyze a photo in the Compare tab first: this step reads its results.")
+
+    def _patches(self, runs, look):
+        if missing := self._needs(runs):
+            return None, None, missing
+        for run in runs:
+            patch = patch_size(self.service.load(run.result.name, run.weights))
+            if patch:
+                side = run.image.shape[0] // patch
+                reading = (
+                    f"{run.result.label} cuts this photo into {side} x {side} = {side * side} patches of "
+                    f"{patch} px, and adds a CLS token: {side * side + 1} tokens go into its first block"
+                )
+                return None, pictures.patch_grid(run.image, patch), Verdict(None, f"**Here**: {reading}.")
+        first = runs[0]
+        note = f"{first.result.label} has no patches: its first convolutions read {first.image.shape[0]} px squares"
+        return None, first.image, Verdict(None, f"**Here**: {note}; add a ViT to see its tokens.")
+
+    def _where(self, runs, look):
+        if missing := self._needs(runs):
+            return None, None, missing
+        results = [run.result for run in runs]
+        maps = [render(run, ViewOptions(), look.colormap, look.opacity)[0] for run in runs]
+        row = np.concatenate([np.asarray(m) for m in maps], axis=1)
+        verdict = evidence.distance_verdict(results)
+        if verdict.holds is None:
+            verdict = Verdict(None, "**Here**: no model with global attention was analyzed; add a ViT or DeiT.")
+        return pictures.distance_figure(results), row, verdict
+
+    def _frequency(self, runs, look):
+        if missing := self._needs(runs):
+            return None, None, missing
+        results = [run.result for run in runs]
+        return figures.high_frequency(results, look.shaded), None, evidence.unit_verdict(results, "high_freq")
+
+    def _variance(self, runs, look):
+        if missing := self._needs(runs):
+            return None, None, missing
+        results = [run.result for run in runs]
+        figure = figures.variance(results, look.log_y, look.shaded)
+        return figure, None, evidence.unit_verdict(results, "variance")
+
+    def _answer(self, runs, look):
+        if missing := self._needs(runs):
+            return None, None, missing
+        results, lenses = [run.result for run in runs], [run.lens for run in runs]
+        return figures.answer_curve(results, lenses, look.shaded), None, evidence.lens_verdict(results, lenses)
+
+    def _alternet(self, runs, look):
+        accuracy = pictures.buildup_accuracy()
+        figure = pictures.buildup_figure(accuracy)
+        last = len(pictures.STEPS) - 1
+        if 0 not in accuracy or last not in accuracy:
+            return figure, None, Verdict(None, "**Here**: the ResNet or the AlterNet has no trained checkpoint.")
+        (ours, ours_epochs), (theirs, theirs_epochs) = accuracy[last], accuracy[0]
+        if ours_epochs != theirs_epochs:
+            return (
+                figure,
+                None,
+                Verdict(
+                    None,
+                    f"**Not comparable yet**: the bundled AlterNet (step {last}) trained {ours_epochs:g} epochs "
+                    f"({100 * ours:.1f}%), the ResNet (step 0) {theirs_epochs:g} ({100 * theirs:.1f}%); the paper "
+                    "trains both with one recipe, and the family is being retrained to it.",
+                ),
+            )
+        verdict = evidence.better_verdict(
+            f"CIFAR-10 test accuracy after {ours_epochs:g} epochs each",
+            (f"AlterNet (step {last})", 100 * ours),
+            ("the ResNet it is built from (step 0)", 100 * theirs),
+        )
+        return figure, None, verdict
+
+    def _robustness(self, runs, look):
+        section = findings.sections({})["noise"]
+        if not section:
+            return None, None, Verdict(None, "**Here**: the stored Fig 2b is missing (`python -m engine findings`).")
+        drops = {}
+        for key, run in section["models"].items():
+            result = run["result"]
+            high = [d for f, d in zip(result["frequencies"], result["accuracy_drop"]) if f >= HIGH_BANDS]
+            drops[key] = (run["label"], 100 * float(np.mean(high)))
+        verdict = evidence.better_verdict(
+            "mean accuracy drop under noise of 0.5π to 1.0π, larger for the ResNet than for the ViT",
+            drops["step0"],
+            drops["vit"],
+            unit=" points",
+        )
+        return findings.figures("noise", section)[0], None, verdict
+
+    def export(self, runs: list[ModelRun], look: Look = Look()) -> Download:
+        """Every step as one page of a handout (tour.html), with its figure and picture, in one ZIP."""
+        if not runs:
+            raise problem("Analyze a photo in the Compare tab first: the tour reads its results.")
+        with problems():
+            steps = self.steps(runs, look)
+            shown = [
+                (s, export.titled(s.figure, export.weights_line([r.result for r in runs]))) for s in steps if s.figure
+            ]
+            pngs = dict(zip((s.key for s, _ in shown), export.images_of([f for _, f in shown], "png")))
+            buffer = io.BytesIO()
+            with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+                for key, data in pngs.items():
+                    archive.writestr(f"figures/tour-{key}.png", data)
+                for step in steps:
+                    if step.image is not None:
+                        archive.writestr(f"pictures/tour-{step.key}.png", export.png(step.image))
+                archive.writestr("tour.html", tour_html(steps, pngs))
+        return Download(buffer.getvalue(), "guided-tour.zip")
+
+
+def tour_html(steps: list[TourStep], pngs: dict[str, bytes]) -> str:
+    """One page per step (a page break between them when printed): claim, figure, picture, verdict."""
+    pages = []
+    for step in steps:
+        figure = f"<img class='wide' src='figures/tour-{step.key}.png' alt='{escape(step.title)}'>" * (step.key in pngs)
+        picture = f"<img class='pic' src='pictures/tour-{step.key}.png' alt='picture'>" * (step.image is not None)
+        pages.append(
+            f"<section><h2>{escape(step.progress)}</h2><p><b>The paper:</b> {escape(step.statement)}</p>"
+            f"{picture}{figure}{export.markdown(step.verdict.text)}</section>"
+        )
+    return f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>How do vision transformers work? A guided tour</title>
+<style>body{{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;line-height:1.45}}
+section{{page-break-after:always;margin-bottom:3em}} img.wide{{width:100%}} img.pic{{max-width:100%}}</style>
+</head><body><h1>How do vision transformers work? A guided tour</h1>
+<p>After {escape(export.REFERENCE)}.</p>{"".join(pages)}</body></html>
+"""

@@ -1,0 +1,85 @@
+"""The guided tour's own pictures: the patch grid over the photo, the attention distance by depth, and the
+family's test accuracy along AlterNet's build-up (Fig 12a's steps, from the bundled checkpoints)."""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+from PIL import Image
+
+from app.cifar_lab import STEPS
+from app.views.figures import MODEL_COLORS, layout, model_name, model_style
+from engine.checkpoint import read_meta
+from engine.models import bundled_path
+from engine.results import ModelResult
+
+GRID_COLOR = np.array([255, 255, 255], dtype=np.uint8)
+SHOW = 448
+
+
+def patch_grid(image: np.ndarray, patch: int) -> np.ndarray:
+    """`image` (H, W, 3) as a model saw it, enlarged to SHOW pixels, with the lines between its patches."""
+    size = image.shape[0]
+    shown = np.asarray(Image.fromarray(image).resize((SHOW, SHOW), Image.NEAREST)).copy()
+    for k in range(0, size + 1, patch):
+        at = min(round(k * SHOW / size), SHOW - 1)
+        shown[at, :] = GRID_COLOR
+        shown[:, at] = GRID_COLOR
+    return shown
+
+
+def distance_figure(results: list[ModelResult]) -> go.Figure:
+    """The mean attention distance (head mean) of every layer, per global-attention model, against
+    normalized depth (Fig 5's reading, after Raghu et al.)."""
+    fig = go.Figure()
+    for slot, result in enumerate(results):
+        attention = result.attention
+        if attention is None or attention.kind != "global" or not attention.layers:
+            continue
+        last = max(len(attention.layers) - 1, 1)
+        fig.add_scatter(
+            x=[i / last for i in range(len(attention.layers))],
+            y=[float(np.mean(layer.mean_distance)) for layer in attention.layers],
+            mode="lines+markers",
+            name=model_name(result),
+            **model_style(slot),
+            hovertemplate=f"{result.label}<br>layer depth %{{x:.2f}}: %{{y:.0f}} px<extra></extra>",
+        )
+    layout(fig, "Mean attention distance by layer (head mean)", "Normalized depth (layers)", "Distance (px)")
+    return fig.update_xaxes(range=(0, 1))
+
+
+def buildup_accuracy() -> dict[int, tuple[float, float]]:
+    """Step: (CIFAR-10 test accuracy, epochs) of its bundled checkpoint, along Fig 12a's build-up (steps
+    without a checkpoint are left out)."""
+    out = {}
+    for n, placement in enumerate(STEPS):
+        name, options = ("preact_resnet", {}) if n == 0 else ("alternet", {"msa": str(placement)})
+        path = bundled_path(name, options)
+        meta = read_meta(path) if path else None
+        if meta is not None and meta.test_accuracy is not None:
+            out[n] = (meta.test_accuracy, meta.epochs)
+    return out
+
+
+def buildup_figure(accuracy: dict[int, tuple[float, float]]) -> go.Figure:
+    """Test accuracy per build-up step (step 0 the ResNet, step 6 the paper's AlterNet), each bar labelled
+    with its training epochs, since the family is retrained one member at a time."""
+    trained = sorted(accuracy.items())
+    fig = go.Figure(
+        go.Bar(
+            x=[f"step {n}" for n, _ in trained],
+            y=[100 * a for _, (a, _) in trained],
+            marker={"color": [MODEL_COLORS[0] if n == 0 else MODEL_COLORS[1] for n, _ in trained]},
+            text=[f"{100 * a:.1f}% ({e:g} ep.)" for _, (a, e) in trained],
+            textposition="outside",
+            hovertemplate="%{x}: %{y:.1f}%<extra></extra>",
+        )
+    )
+    layout(
+        fig,
+        "AlterNet build-up (Fig 12a's steps): CIFAR-10 test accuracy of the bundled checkpoints",
+        "",
+        "Accuracy (%)",
+    )
+    return fig.update_yaxes(range=[0, 100])

@@ -1,0 +1,143 @@
+"""The guided tour: verdicts that follow the numbers (made-up results where a claim holds and where it
+fails), every step on real runs, deep links, back/next and the tour handout in both front ends, and a
+walk through the whole tour in a real browser with a screenshot per step."""
+
+from __future__ import annotations
+
+import json
+import re
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+from gradio_client import Client, handle_file
+from streamlit.testing.v1 import AppTest
+
+from app.paper_findings import STORE
+from app.service import Service
+from app.tabs.compare import CompareTab, Look
+from app.tabs.tour import KEYS, TourTab, index_of
+from app.views.evidence import better_verdict, distance_verdict, unit_verdict
+from engine.results import AttentionLayer, AttentionResult
+from tests.conftest import ROOT
+from tests.test_claims import KINDS, result
+
+MODELS = ["resnet50", "vit_tiny_patch16_224"]
+
+
+def test_unit_verdicts_follow_the_counts():
+    holds = result(KINDS, [1, 0.5, 2, 1, 3, 5, 4], [0, -1, 1, 0, 2, 3, 1])
+    fails = result(KINDS, [1, 2, 1, 3, 2, 1, 5], [0, 1, 0, 1, 0, 0, 2])
+    assert unit_verdict([holds], "variance").holds is True
+    assert (
+        "MSA units lowered it in 3 of 3, Conv/MLP units raised it in 2 of 2" in unit_verdict([holds], "variance").text
+    )
+    assert (
+        unit_verdict([fails], "high_freq").holds is False
+        and "Does not hold here" in unit_verdict([fails], "high_freq").text
+    )
+    assert unit_verdict([holds, fails], "variance").holds is False  # every model must show it
+
+
+def test_distance_and_comparison_verdicts_follow_the_numbers():
+    toy = result(KINDS, [1] * 7, [0] * 7)
+    maps = np.zeros((1, 2, 2, 2))
+    toy.attention = AttentionResult(
+        "global", [AttentionLayer("a", 1, maps, [20.0, 40.0]), AttentionLayer("b", 3, maps, [90, 110])]
+    )
+    assert (
+        distance_verdict([toy]).holds is True
+        and "30 px in the first layer, 100 px in the last" in distance_verdict([toy]).text
+    )
+    toy.attention = AttentionResult(
+        "global", [AttentionLayer("a", 1, maps, [90.0, 90.0]), AttentionLayer("b", 3, maps, [60, 60])]
+    )
+    assert distance_verdict([toy]).holds is False
+    assert distance_verdict([result(KINDS, [1] * 7, [0] * 7)]).holds is None  # no attention: nothing to hold
+    assert (
+        better_verdict("acc", ("A", 80.0), ("B", 70.0)).holds
+        and not better_verdict("acc", ("A", 6.0), ("B", 7.0)).holds
+    )
+
+
+@pytest.fixture(scope="module")
+def steps(one_thread, sample_photo):
+    service = Service()
+    runs = CompareTab(service).analyze(str(sample_photo), ["vit_cifar", "preact_resnet"], "", "random", Look()).runs
+    return [run.result for run in runs], TourTab(service).steps(runs)
+
+
+def test_every_step_has_the_papers_claim_a_picture_and_a_verdict_from_the_screen(steps):
+    results, steps = steps
+    assert [s.key for s in steps] == list(KEYS) and [s.number for s in steps] == list(range(1, 8))
+    assert all(s.statement and s.try_this and s.verdict.text and (s.figure or s.image is not None) for s in steps)
+    assert "8 x 8 = 64 patches of 4 px" in steps[0].verdict.text and steps[0].image.shape == (448, 448, 3)
+    assert steps[2].verdict == unit_verdict(results, "high_freq") and steps[3].verdict == unit_verdict(
+        results, "variance"
+    )
+    stored = json.loads(Path(STORE).read_text())["findings"]["noise"]["models"]
+    drop = {
+        k: 100 * np.mean([d for f, d in zip(r["result"]["frequencies"], r["result"]["accuracy_drop"]) if f >= 0.5])
+        for k, r in stored.items()
+    }
+    robustness = steps[-1].verdict
+    assert robustness.holds is bool(drop["step0"] > drop["vit"]) and f"{drop['vit']:.1f} points" in robustness.text
+    alternet = steps[5].verdict.text
+    assert "Not comparable yet" in alternet or "Holds here" in alternet or "Does not hold here" in alternet
+
+
+def test_step_names_and_numbers_both_address_a_step():
+    assert index_of("variance") == 3 and index_of("4") == 3 and index_of(7) == 6
+    assert index_of("nope") == 0 and index_of(None) == 0 and index_of("99") == 6
+
+
+def test_gradio_tour_deep_link_walk_and_handout(page, server_url: str, sample_photo: Path, output_dir: Path):
+    client = Client(server_url, verbose=False)
+    page.goto(f"{server_url}/?step=variance")
+    progress = page.locator("#tour-progress")
+    progress.get_by_text("Step 4 of 7").wait_for(timeout=120_000)  # the deep link opened the tour at step 4
+    assert "Analyze a photo in the Compare tab first" in page.locator("#tour-verdict").inner_text()
+    page.get_by_role("tab", name="Compare models").click()
+    page.locator("input[type=file]").first.set_input_files(str(sample_photo))
+    page.get_by_label("ViT-S/16").uncheck()
+    page.get_by_label("ViT-Ti/16").check()
+    page.get_by_label("random (seeded)").check()
+    page.locator("#image-input img").first.wait_for()
+    page.get_by_role("button", name="Analyze").click()
+    page.locator("#variance .js-plotly-plot").wait_for(timeout=300_000)
+    page.get_by_role("tab", name="Guided tour").click()
+    progress.get_by_text("Step 4 of 7").wait_for(timeout=120_000)
+    for number in (3, 2, 1):  # one step per click, each shown before the next
+        page.locator("#tour-back").click()
+        progress.get_by_text(f"Step {number} of 7").wait_for(timeout=120_000)
+    for number in range(1, 8):
+        progress.get_by_text(f"Step {number} of 7").wait_for(timeout=120_000)
+        verdict = page.locator("#tour-verdict").inner_text()
+        assert re.search(r"Holds here|Does not hold here|Here|Not comparable yet", verdict), verdict
+        page.screenshot(path=str(output_dir / f"tour-gradio-{number}.png"), full_page=True)
+        if number < 7:
+            page.locator("#tour-next").click()
+    assert page.locator("#tour-next").is_disabled()
+    client.predict(handle_file(str(sample_photo)), MODELS, "random", "inferno", 0.6, True, api_name="/run")
+    with zipfile.ZipFile(client.predict(api_name="/tour_export")) as archive:
+        html = archive.read("tour.html").decode()
+        assert html.count("<section>") == 7 and "Step 3 of 7" in html and "figures/tour-variance.png" in html
+        assert "figures/tour-variance.png" in archive.namelist() and "pictures/tour-patches.png" in archive.namelist()
+        assert "Try this" not in html  # the handout leaves the app's controls out
+
+
+def test_streamlit_tour_deep_link_back_and_next(monkeypatch, tmp_path):
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    at = AppTest.from_file(str(ROOT / "app" / "streamlit_app.py"), default_timeout=300)
+    at.query_params["step"] = "answer"
+    at.run()
+    assert at.session_state["tour_step"] == 4 and not at.exception
+    at.button(key="tour_next").click().run()
+    assert at.session_state["tour_step"] == 5 and at.query_params["step"] == "alternet"
+    assert any("AlterNet (step 6)" in m.value for m in at.markdown)
+    at.button(key="tour_back").click().run()
+    at.button(key="tour_back").click().run()
+    assert at.session_state["tour_step"] == 3 and at.query_params["step"] == "variance"
+    assert any("Analyze a photo in the Compare tab first" in m.value for m in at.markdown)

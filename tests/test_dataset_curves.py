@@ -151,7 +151,7 @@ def test_two_torchrun_processes_give_one_process_numbers(with_broken, tmp_path):
         assert x["variance"] == pytest.approx(y["variance"], rel=1e-6)
         np.testing.assert_allclose(x["fourier"], y["fourier"], rtol=1e-6, atol=1e-7)
     assert "images/s" in one.stdout and "2 process(es)" in two.stdout
-    assert two.stdout.count("PreAct ResNet-50") == 1  # rank 0 alone prints and writes
+    assert two.stdout.count("PreAct ResNet (CIFAR") == 1  # rank 0 alone prints and writes
 
 
 def test_cli_rejects_a_batch_that_does_not_split(folder):

@@ -122,6 +122,7 @@ class Service:
     _probe: threading.Thread | None = None
     _models: OrderedDict[tuple[str, Weights, Options], engine.LoadedModel] = field(default_factory=OrderedDict)
     _evicted_passes: int = 0
+    _unsupported: dict[tuple[str, str], str | None] = field(default_factory=dict)  # (model, method): reason
     _worker: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(1, thread_name_prefix=MODEL_THREAD))
 
     @classmethod
@@ -271,8 +272,12 @@ class Service:
         return replace(lesioned, result=result, lesion=tuple(indices), original=original)
 
     def unsupported(self, run: ModelRun, method: str) -> str | None:
-        """Why attribution `method` does not apply to `run`'s model (None when it does)."""
-        return unsupported(method, self.load(run.result.name, run.weights))
+        """Why attribution `method` does not apply to `run`'s model (None when it does); asked of the model
+        once, then kept, since every page redraw asks again and the answer depends on the architecture alone."""
+        key = (run.result.name, method)
+        if key not in self._unsupported:
+            self._unsupported[key] = unsupported(method, self.load(run.result.name, run.weights))
+        return self._unsupported[key]
 
     @on_model_thread
     def attribution(

@@ -18,6 +18,7 @@ R <- R + mean_heads((dy/dA * A)^+) R, and reads the CLS row over the patches.
 from __future__ import annotations
 
 import math
+from abc import abstractmethod
 from typing import Callable, ClassVar
 
 import numpy as np
@@ -70,9 +71,9 @@ class InputAttribution(ModelAnalysis):
         """How many forward passes the method makes (for progress)."""
         return 1
 
+    @abstractmethod
     def _attribute(self, x: torch.Tensor, target: int, forward: Callable) -> tuple[torch.Tensor, float | None]:
         """(1, 3, H, W) signed attributions and captum's convergence delta where it has one."""
-        raise NotImplementedError
 
     def _reduce(self, attributions: torch.Tensor) -> torch.Tensor:
         """(H, W) signed map from (3, H, W) attributions: the channel sum (overridden for gradients)."""

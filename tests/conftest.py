@@ -132,3 +132,17 @@ def page():
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield browser.new_page(viewport={"width": 1440, "height": 1000})
         browser.close()
+
+
+def streamlit_settled(page, timeout_ms: int = 600_000) -> None:
+    """Wait for the Streamlit script run in progress, or requested, to end."""
+    page.locator("[data-testid=stApp][data-test-script-state=notRunning]").wait_for(timeout=timeout_ms)
+
+
+def streamlit_upload(page, path: Path, timeout_ms: int = 600_000) -> None:
+    """Put `path` in the page's first Streamlit uploader and wait until it is uploaded and its rerun has
+    ended: a click made during the upload starts a run that the upload's own rerun then interrupts."""
+    page.locator("input[type=file]").first.set_input_files(str(path))
+    page.locator("[data-testid=stFileChipName]", has_text=path.name).first.wait_for(timeout=timeout_ms)
+    page.locator("[data-testid=stFileChipIconSpinner]").first.wait_for(state="detached", timeout=timeout_ms)
+    streamlit_settled(page, timeout_ms)

@@ -14,7 +14,7 @@ from PIL import Image
 from streamlit.testing.v1 import AppTest
 
 from app.streamlit_ui.resources import service
-from tests.conftest import ROOT, free_port, wait_until_up
+from tests.conftest import ROOT, free_port, streamlit_upload, wait_until_up
 from tests.test_dataset_app import write_photos_zip
 from tests.test_server_guard import patch_member, png_bytes
 
@@ -118,8 +118,7 @@ def streamlit_url(output_dir: Path):
 def test_streamlit_server_in_the_browser(page, streamlit_url: str, sample_photo: Path, output_dir: Path):
     page.goto(streamlit_url)
     page.get_by_role("button", name="Analyze").wait_for(timeout=TIMEOUT_S * 1000)
-    page.locator("input[type=file]").first.set_input_files(str(sample_photo))
-    page.get_by_text(sample_photo.name).first.wait_for(timeout=30_000)
+    streamlit_upload(page, sample_photo)
     page.get_by_role("button", name="Analyze").click()
     page.get_by_text("Fourier analysis of feature maps").first.wait_for(timeout=TIMEOUT_S * 1000)
     page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot').length >= 6", timeout=TIMEOUT_S * 1000)

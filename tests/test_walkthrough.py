@@ -12,6 +12,7 @@ from pathlib import Path
 from playwright.sync_api import Locator, Page, expect
 
 from app.views.texts import LABEL
+from tests.conftest import streamlit_settled, streamlit_upload
 from tests.test_streamlit import streamlit_url  # noqa: F401  (the real Streamlit server, a fixture)
 
 MINUTE_MS = 60_000
@@ -187,11 +188,6 @@ def streamlit_column(page: Page, title: str) -> Locator:
     return page.locator("[data-testid=stColumn]").filter(has=page.get_by_role("heading", name=title))
 
 
-def settled(page: Page) -> None:
-    """Wait for the script run in progress to end: a select opened during a rerun closes again."""
-    page.locator("[data-testid=stApp][data-test-script-state=notRunning]").wait_for(timeout=ANALYSIS_MS)
-
-
 def top5(column: Locator) -> list[str]:
     """The labels of a column's top-5 bars (a progress bar of a map being computed has none)."""
     return [label for label in column.locator("[data-testid=stProgress]").all_inner_texts() if label.strip()]
@@ -232,9 +228,7 @@ def test_streamlit_walkthrough(
     page.set_viewport_size({"width": 1440, "height": 1000})
     page.goto(streamlit_url)
     page.get_by_role("button", name=LABEL.analyze).wait_for(timeout=ANALYSIS_MS)
-    page.locator("input[type=file]").first.set_input_files(str(sample_photo))
-    page.get_by_text(sample_photo.name).first.wait_for(timeout=MINUTE_MS)
-    settled(page)
+    streamlit_upload(page, sample_photo)
     models = page.locator("[data-testid=stMultiSelect]").filter(has_text=LABEL.models.format(count=4))
     models.get_by_role("button", name="Remove ViT-S/16").click()
     type_into(models.locator("input").first, "ViT-Ti")
@@ -243,7 +237,7 @@ def test_streamlit_walkthrough(
     expect(models).to_contain_text("ViT-Ti/16")
     page.get_by_text("random (seeded)").click()
     expect(page.get_by_role("radio", name="random (seeded)")).to_be_checked()
-    settled(page)
+    streamlit_settled(page)
     page.get_by_role("button", name=LABEL.analyze).click()
     page.get_by_role("heading", name="ViT-Ti/16").wait_for(timeout=ANALYSIS_MS)
     resnet, vit = streamlit_column(page, "ResNet-50"), streamlit_column(page, "ViT-Ti/16")
@@ -264,29 +258,29 @@ def test_streamlit_walkthrough(
     for key in ("Home", "ArrowRight", "ArrowRight"):  # 1, 2, 3
         slider.press(key)
     expect(caption).to_contain_text("layer 3/12", timeout=REDRAW_MS)
-    settled(page)
+    streamlit_settled(page)
     head.click()
     page.get_by_role("option", name="2", exact=True).click()
     expect(caption).to_contain_text("head 2/3", timeout=REDRAW_MS)
     assert "layer 3/12" in caption.inner_text()
-    settled(page)
+    streamlit_settled(page)
     vit.get_by_text(LABEL.rollout).click()
     expect(caption).to_contain_text("Attention rollout", timeout=REDRAW_MS)
     expect(head).to_be_disabled(timeout=REDRAW_MS)
     shot("2-rollout", vit)
-    settled(page)
+    streamlit_settled(page)
     vit.get_by_text(LABEL.rollout).click()
     expect(caption).to_contain_text("layer 3/12", timeout=REDRAW_MS)
     assert "head 2/3" in caption.inner_text()
     expect(head).to_be_enabled(timeout=REDRAW_MS)
 
     # 3. a lesion: unit 5 of the ResNet switched off; the ViT column keeps its layer and head
-    settled(page)
+    streamlit_settled(page)
     type_into(resnet.locator("[data-testid=stMultiSelect]").filter(has_text=LABEL.lesion).locator("input"), "layer2.1")
     page.get_by_role("option", name="5 layer2.1 (conv)").click()
     page.keyboard.press("Escape")
     page.get_by_role("heading", name="ResNet-50 · unit 5 switched off").wait_for(timeout=ANALYSIS_MS)
-    settled(page)
+    streamlit_settled(page)
     labels = top5(resnet)
     assert len(labels) == 5 and all(TWO_DECIMALS.search(label) for label in labels), labels
     expect(caption).to_contain_text("head 2/3", timeout=REDRAW_MS)
@@ -294,10 +288,10 @@ def test_streamlit_walkthrough(
     no_exception(page)
     shot("3-lesion")
     # The shading picker names each model as before any lesion, so it stays valid and the page keeps working.
-    settled(page)
+    streamlit_settled(page)
     type_into(page.get_by_role("combobox", name=LABEL.shaded).last, "ViT")
     page.get_by_role("option", name="ViT-Ti/16").click()
-    settled(page)
+    streamlit_settled(page)
     no_exception(page)
 
     # 4. AlterNet: a bad spec is named inline; a good one clears it and redraws Fig 11
@@ -314,7 +308,7 @@ def test_streamlit_walkthrough(
     expect(drawing).to_have_attribute("aria-label", DRAWING.format(spec=PAPER_SPEC))
     no_exception(page)
     shot("4-bad-spec")
-    settled(page)
+    streamlit_settled(page)
     spec.fill(GOOD_SPEC)
     spec.press("Enter")
     expect(drawing).to_have_attribute("aria-label", DRAWING.format(spec=GOOD_SPEC), timeout=ANALYSIS_MS)
@@ -322,7 +316,7 @@ def test_streamlit_walkthrough(
     assert drawing.locator('rect[fill="#b8b8b8"]').count() == 3 + 1  # three gray MSA blocks and the legend's
     no_exception(page)
     shot("4-good-spec", drawing)
-    settled(page)
+    streamlit_settled(page)
 
     # 5. averages over 20 CIFAR-10 test images: they stay on screen, and the figures export
     count = page.get_by_role("slider", name=LABEL.subset_count)
@@ -330,11 +324,11 @@ def test_streamlit_walkthrough(
     for key in ("Home", "ArrowRight"):  # 10, 20
         count.press(key)
     expect(count).to_have_attribute("aria-valuetext", str(SUBSET), timeout=REDRAW_MS)
-    settled(page)
+    streamlit_settled(page)
     page.get_by_role("button", name=LABEL.subset).click()
     page.get_by_text(MEAN_OVER).first.wait_for(timeout=ANALYSIS_MS)
     page.get_by_text(f"Top-1 accuracy on {SUBSET} CIFAR-10 test images").wait_for(timeout=REDRAW_MS)
-    settled(page)
+    streamlit_settled(page)
     page.get_by_role("button", name=LABEL.alternet_export).click()
     offered = page.get_by_role("button", name=f"Download {ALTERNET_ZIP}")
     offered.wait_for(timeout=ANALYSIS_MS)
@@ -345,7 +339,7 @@ def test_streamlit_walkthrough(
     shot("5-averages")
 
     # 6. back on the Compare tab: the teaching pack, with the maps as chosen on screen
-    settled(page)
+    streamlit_settled(page)
     page.get_by_role("tab", name="Compare models").click()
     page.get_by_text(LABEL.exports).click()
     page.get_by_role("button", name=LABEL.export_pack).click()

@@ -95,7 +95,8 @@ def look() -> Look:
 
 def analyze(picture: tuple[bytes, str], names: list[str], typed: str, weights: str) -> None:
     """Run every model on the photo, with a progress bar; results go to the session state, and the
-    previous analysis's view and lesion settings and exports are dropped."""
+    previous analysis's view and lesion settings and exports are dropped. The results are stored before
+    anything more is drawn: a rerun that interrupts this one (an upload ending) then keeps them."""
     with st.status(f"Analyzing {picture[1]}", expanded=True) as status:
         try:
             page = compare.analyze(picture[0], names, typed, weights, look(), report=progress_bar())
@@ -103,15 +104,11 @@ def analyze(picture: tuple[bytes, str], names: list[str], typed: str, weights: s
             status.update(label=f"Analysis failed: {exc}", state="error", expanded=True)
             st.error(str(exc))
             return
+        stale = ("layer", "head", "rollout", "lesion", "method", "target")
+        for key in [k for k in state if str(k).split("_")[0] in stale] + ["exported", "shaded"]:
+            state.pop(key, None)
+        state.runs, state.photo_name = page.runs, picture[1]
         status.update(label=f"{page.status[:-1]} on {picture[1]}.", state="complete", expanded=False)
-    for key in [
-        k for k in state if str(k).split("_")[0] in ("layer", "head", "rollout", "lesion", "method", "target")
-    ] + [
-        "exported",
-        "shaded",
-    ]:
-        state.pop(key, None)
-    state.runs, state.photo_name = page.runs, picture[1]
 
 
 def view_options(i: int, column: Column) -> ViewOptions:

@@ -22,7 +22,7 @@ from app.gradio_ui import alternet as alternet_panel
 from app.gradio_ui import dataset as dataset_panel
 from app.gradio_ui import paper as findings_panel
 from app.gradio_ui import tour as tour_panel
-from app.gradio_ui.errors import saved, user_facing, watched
+from app.gradio_ui.errors import ask_stop, saved, user_facing, watched
 from app.guard import RequestGuard, Uploads
 from app.paper_findings import PaperFindings
 from app.service import AUTO, DEFAULT_MODELS, MAX_MODELS, SAMPLES, WEIGHT_LABELS, WEIGHT_MODES, ModelRun, Service
@@ -33,7 +33,7 @@ from app.tabs.paper import PaperTab
 from app.tabs.tour import TourTab
 from app.views import evidence
 from app.views import texts as text
-from app.views.attention import ATTENTION, COLORMAPS, MEAN, ViewOptions
+from app.views.attention import ATTENTION, COLORMAPS, LENS, MEAN, ViewOptions
 from app.views.texts import LABEL
 
 UPLOADS = Uploads.gradio(tuple(SAMPLES))
@@ -63,6 +63,7 @@ class Slot:
     target: gr.Dropdown
     not_offered: gr.Markdown
     lesion: gr.Dropdown
+    stop: gr.Button
     spectrum_column: gr.Column
     spectrum: gr.Plot
 
@@ -123,6 +124,7 @@ def compare_column(i: int) -> list:
             elem_id=f"view-{i}",
         )
         caption = gr.Markdown(elem_classes="caption")
+        stop = gr.Button(LABEL.stop_map, size="sm", variant="stop", elem_id=f"stop-{i}")
         with gr.Row():
             method = gr.Dropdown([], label=LABEL.method, info=text.METHODS, min_width=120, elem_id=f"method-{i}")
             target = gr.Dropdown([], label=LABEL.target, min_width=120, elem_id=f"target-{i}")
@@ -149,6 +151,7 @@ def compare_column(i: int) -> list:
         target,
         not_offered,
         lesion,
+        stop,
     ]
 
 
@@ -211,11 +214,12 @@ def with_distance(caption: str, distance: str) -> str:
 
 
 def attention_controls(rollout: bool, method: str) -> list:
-    """Layer and head apply to the recorded attention without rollout; rollout to the attention only."""
-    per_layer = not rollout and method == ATTENTION
+    """The layer applies to the recorded attention without rollout and to the logit lens; the head to the
+    attention without rollout; rollout to the attention only."""
+    attention = not rollout and method == ATTENTION
     return [
-        gr.Slider(interactive=per_layer),
-        gr.Dropdown(interactive=per_layer),
+        gr.Slider(interactive=attention or method == LENS),
+        gr.Dropdown(interactive=attention),
         gr.Checkbox(interactive=method == ATTENTION),
     ]
 
@@ -401,7 +405,7 @@ with gr.Blocks(title="ViT explorer", delete_cache=(600, FILE_TTL_S)) as demo:
     for i, slot in enumerate(slots):
         inputs, outputs = [state, views, colormap, opacity, steps, *slot.options], [slot.view, slot.caption, views]
         changes = [slot.layer.input, slot.head.input, slot.rollout.input, slot.method.input, slot.target.input]
-        gr.on(
+        chosen = gr.on(
             changes,
             redraw(i),
             inputs,
@@ -410,7 +414,10 @@ with gr.Blocks(title="ViT explorer", delete_cache=(600, FILE_TTL_S)) as demo:
             show_progress_on=slot.view,
             trigger_mode="always_last",
         )
-        gr.on([colormap.input, opacity.input, steps.input], redraw(i), inputs, outputs, api_visibility="private")
+        styled = gr.on(
+            [colormap.input, opacity.input, steps.input], redraw(i), inputs, outputs, api_visibility="private"
+        )
+        slot.stop.click(ask_stop, None, None, queue=False, cancels=[chosen, styled], api_name=f"stop_{i}")
         gr.on(
             [slot.rollout.input, slot.method.input],
             attention_controls,

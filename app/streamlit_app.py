@@ -17,10 +17,12 @@ from typing import Callable
 
 import streamlit as st
 from streamlit.runtime.scriptrunner import add_script_run_ctx, get_script_run_ctx
+from streamlit.runtime.scriptrunner_utils.script_requests import ScriptRequestType
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # `streamlit run` puts app/ first, not the repo
 
 from app.export import png  # noqa: E402
+from app.guard import refuse  # noqa: E402
 from app.paper_findings import MAX_IMAGES  # noqa: E402
 from app.service import AUTO, DEFAULT_MODELS, MAX_MODELS, SAMPLES, WEIGHT_LABELS, WEIGHT_MODES  # noqa: E402
 from app.streamlit_ui.resources import board, lab, service  # noqa: E402
@@ -42,7 +44,7 @@ from app.tabs.tour import TourTab  # noqa: E402
 from app.tabs.tour import index_of as tour_index  # noqa: E402
 from app.views import alternet as view  # noqa: E402
 from app.views import texts as text  # noqa: E402
-from app.views.attention import ATTENTION, COLORMAPS, MEAN, ViewOptions  # noqa: E402
+from app.views.attention import ATTENTION, COLORMAPS, MEAN, PER_LAYER, ViewOptions  # noqa: E402
 from app.views.texts import LABEL  # noqa: E402
 from engine.placement import PAPER_DEPTHS  # noqa: E402
 
@@ -66,16 +68,27 @@ def photo() -> tuple[bytes, str]:
     return next(p for p in SAMPLES if p.name == sample).read_bytes(), sample
 
 
-def progress_bar():
+def progress_bar(stoppable: bool = False):
     """A progress bar and its report(fraction, message) function, callable from the service's model
-    thread (Streamlit draws only from threads that carry the session's script context)."""
+    thread (Streamlit draws only from threads that carry the session's script context). A stoppable
+    report stops the work at its next report once the page has asked for another run (a click on Stop,
+    or any other widget)."""
     bar, context = st.progress(0.0), get_script_run_ctx()
 
     def report(fraction: float, message: str) -> None:
+        if stoppable and interrupted(context):
+            raise refuse("stopped: the page asked for something else", "work stopped by its user")
         add_script_run_ctx(threading.current_thread(), context)
         bar.progress(min(max(fraction, 0.0), 1.0), message)
 
     return report
+
+
+def interrupted(context) -> bool:
+    """Whether the session has asked for another run since `context`'s run began (Streamlit keeps the
+    request until the script reaches its next element, which a model call holds up)."""
+    requests = getattr(context, "script_requests", None)
+    return getattr(requests, "_state", ScriptRequestType.CONTINUE) != ScriptRequestType.CONTINUE
 
 
 def offer(download: Download | None, key: str) -> None:
@@ -141,17 +154,29 @@ def where_it_looks(i: int, column: Column) -> None:
     if column.not_offered:
         st.caption(f"Not offered for this model: {column.not_offered}")
     if column.layers:
-        per_layer = method == ATTENTION
-        st.slider(LABEL.layer, 1, max(column.layers, 2), column.layers, key=f"layer_{i}", disabled=not per_layer)
-        rollout = st.checkbox(LABEL.rollout, key=f"rollout_{i}", disabled=not per_layer) if column.rollout else False
-        st.selectbox(LABEL.head, column.heads, key=f"head_{i}", disabled=rollout or not per_layer)
+        attention = method == ATTENTION
+        last = max(column.layers, 2)
+        st.slider(LABEL.layer, 1, last, column.layers, key=f"layer_{i}", disabled=method not in PER_LAYER)
+        rollout = st.checkbox(LABEL.rollout, key=f"rollout_{i}", disabled=not attention) if column.rollout else False
+        st.selectbox(LABEL.head, column.heads, key=f"head_{i}", disabled=rollout or not attention)
     options = view_options(i, column)
-    report = None if options.computed(run) else progress_bar()
+    stopped, key = f"stopped_{i}", options.key(run)
+    if not options.computed(run) and state.get(stopped) == key:
+        st.info(LABEL.map_stopped)
+        if not st.button(LABEL.compute_map, key=f"compute_{i}"):
+            return
+    state.pop(stopped, None)
+    stop, report = st.empty(), None
+    if not options.computed(run):
+        stop.button(LABEL.stop_map, key=f"stop_{i}", on_click=state.__setitem__, args=(stopped, key))
+        report = progress_bar(stoppable=True)
     try:
         image, caption = compare.view(run, options, look(), report)
     except Problem as exc:
         st.error(str(exc))
         return
+    finally:
+        stop.empty()
     st.image(image, caption=f"{column.map_title}: {caption}", width="stretch")
     st.download_button(LABEL.map_png, png(image), f"map-{run.result.name}.png", "image/png", key=f"map_{i}")
 
@@ -361,7 +386,7 @@ def tour_tab() -> None:
     if "tour_step" not in state:
         state.tour_step = tour_index(st.query_params.get("step"))
     step = tour.step(state.get("runs", []), state.tour_step + 1, look())
-    st.progress(step.number / len(TOUR_KEYS), step.progress)
+    st.progress(step.number / len(TOUR_KEYS), step.position)
     st.markdown(f"#### {step.title}\n**The paper:** {step.statement}")
     if step.image is not None:
         st.image(step.image)

@@ -3,6 +3,7 @@ once per photo, model and lesion, the methods that do not apply left out with th
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,7 @@ from gradio_client import Client, handle_file
 from streamlit.testing.v1 import AppTest
 
 from app.streamlit_ui.resources import service
+from engine.analyses.attributions import Occlusion
 from tests.conftest import ROOT
 
 MODELS = ["resnet50", "vit_tiny_patch16_224"]
@@ -40,6 +42,36 @@ def test_a_method_not_offered_for_a_model_is_refused(client: Client, sample_phot
     with pytest.raises(Exception, match="Gradient x attention is not in the list of choices"):  # not offered
         client.predict(method="Gradient x attention", api_name="/view_0")
     assert client.predict(api_name="/forward_passes") >= 0  # the server keeps serving
+
+
+def settled_passes(client: Client) -> int:
+    """The server's forward-pass count once it has stopped changing (work stops at its next batch)."""
+    passes = -1
+    while passes != (passes := client.predict(api_name="/forward_passes")):
+        time.sleep(5)
+    return passes
+
+
+def test_stop_ends_a_slow_map_at_its_next_batch_and_leaves_nothing_half_made(client: Client, sample_photo: Path):
+    import engine
+
+    full = Occlusion(engine.create_model("resnet50", weights="random"))._calls()  # every occluded batch
+    client.predict(handle_file(str(sample_photo)), MODELS, "random", "inferno", 0.6, True, api_name="/run")
+    before = client.predict(api_name="/forward_passes")
+    job = client.submit(method="Occlusion", target=None, api_name="/view_0")
+    while client.predict(api_name="/forward_passes") == before:  # the first occluded batch has run
+        time.sleep(0.2)
+    client.predict(api_name="/stop_0")
+    try:
+        shown = job.result()  # cancelled, or stopped at your request
+    except Exception:
+        shown = None
+    assert not shown or not shown[1].startswith("Occlusion")
+    stopped = settled_passes(client)
+    assert 0 < stopped - before < full
+    _, caption = client.predict(method="Occlusion", target=None, api_name="/view_0")  # asked again: made whole
+    assert caption.startswith("Occlusion of the top-1 class")
+    assert client.predict(api_name="/forward_passes") - stopped == full
 
 
 def test_analyze_api_takes_the_method(client: Client, sample_photo: Path):

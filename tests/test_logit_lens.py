@@ -77,3 +77,23 @@ def test_the_compare_tab_shows_when_the_answer_appears_for_every_model(one_threa
     assert ("When the answer appears (logit lens)", "logit-lens") in page.figure_choices
     json_out = service.analysis_json(page.runs)
     assert json_out["models"][0]["logit_lens"]["final_class"] == page.runs[0].result.predictions[0][0].index
+
+
+def test_the_per_patch_lens_is_a_map_method_for_token_models_with_the_layer_slider(one_thread, sample_photo):
+    from app.service import Service
+    from app.tabs.compare import CompareTab, Look
+    from app.views.attention import LENS, ViewOptions, select_map
+
+    compare = CompareTab(Service())
+    page = compare.analyze(str(sample_photo), ["vit_cifar", "preact_resnet"], "", "random", Look())
+    vit, resnet = page.runs
+    assert LENS in page.columns[0].methods and LENS not in page.columns[1].methods  # the CNN has no tokens
+    passes = compare.service.forward_passes
+    names = [block.name for block in vit.lens.blocks]
+    for layer in (2, 8):  # the CIFAR ViT's 8 blocks: the lens after each block's MLP
+        heat, caption = select_map(vit, ViewOptions(layer=layer, method=LENS))
+        np.testing.assert_array_equal(heat, vit.lens.patch_logits[names.index(f"blocks.{layer - 1}.mlp")])
+        assert f"after block {layer}/8" in caption and vit.lens.final_label in caption
+        image, _ = compare.view(vit, ViewOptions(layer=layer, method=LENS), Look())
+        assert image.ndim == 3
+    assert compare.service.forward_passes == passes  # recorded in the one pass: a redraw

@@ -14,7 +14,8 @@ from PIL import Image
 from streamlit.testing.v1 import AppTest
 
 from app.streamlit_ui.resources import service
-from tests.conftest import ROOT, free_port, streamlit_upload, wait_until_up
+from app.views.texts import LABEL
+from tests.conftest import ROOT, free_port, streamlit_settled, streamlit_upload, wait_until_up
 from tests.test_dataset_app import write_photos_zip
 from tests.test_server_guard import patch_member, png_bytes
 
@@ -133,6 +134,19 @@ def test_streamlit_server_in_the_browser(page, streamlit_url: str, sample_photo:
     drawing.wait_for(timeout=TIMEOUT_S * 1000)
     assert drawing.bounding_box()["width"] > 400 and drawing.locator("rect").count() > 20
     page.screenshot(path=str(output_dir / "streamlit-alternet.png"), full_page=True)
+
+    # a slow map (Occlusion of ResNet-50, 8 batches) stopped after its first batch: said so, with a way to resume
+    page.get_by_role("tab", name="Compare models").click()
+    resnet = page.locator("[data-testid=stColumn]").filter(has=page.get_by_role("heading", name="ResNet-50"))
+    streamlit_settled(page)
+    resnet.get_by_role("combobox", name=LABEL.method).click()
+    page.get_by_role("option", name="Occlusion", exact=True).click()
+    resnet.get_by_text("Occlusion: 1/").first.wait_for(timeout=TIMEOUT_S * 1000)
+    resnet.get_by_role("button", name=LABEL.stop_map).click()
+    resnet.get_by_text(LABEL.map_stopped).wait_for(timeout=TIMEOUT_S * 1000)
+    assert "Occlusion of" not in resnet.inner_text()
+    resnet.get_by_role("button", name=LABEL.compute_map).click()
+    resnet.get_by_text("Occlusion of the top-1 class").wait_for(timeout=TIMEOUT_S * 1000)
 
 
 def test_dataset_curves_of_a_zip_in_the_browser(page, streamlit_url: str, tmp_path: Path, output_dir: Path):

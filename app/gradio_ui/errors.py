@@ -1,11 +1,12 @@
-"""Problems and abandoned requests in the Gradio front end: a Problem reaches the page as a Gradio error
-(no traceback in the log: it was logged as one line when made); work whose client went away stops at its
-next progress report."""
+"""Problems, stops and abandoned requests in the Gradio front end: a Problem reaches the page as a Gradio
+error (no traceback in the log: it was logged as one line when made); work whose client went away, or
+whose session pressed Stop, stops at its next progress report."""
 
 from __future__ import annotations
 
 import functools
 import tempfile
+import time
 from pathlib import Path
 from typing import Callable, TypeVar
 
@@ -43,13 +44,28 @@ def client_gone(request: gr.Request | None) -> bool:
     return bool(mine) and not any(event.alive for event in mine)
 
 
+STOPS: dict[str, float] = {}  # session hash: when its Stop was last pressed (time.monotonic)
+STOPS_KEPT_S = 3600
+
+
+def ask_stop(request: gr.Request) -> None:
+    """Stop the session's work in progress at its next progress report (a Stop button's handler)."""
+    now = time.monotonic()
+    for session in [s for s, when in STOPS.items() if now - when > STOPS_KEPT_S]:
+        del STOPS[session]
+    STOPS[request.session_hash] = now
+
+
 def watched(progress: gr.Progress, request: gr.Request | None) -> Report:
     """The service's progress report for a handler: shown on the page, and raising Refused (which stops the
-    work at a block or batch boundary) once the client has gone away."""
+    work at a block or batch boundary) once the client has gone away or its session pressed Stop."""
+    started = time.monotonic()
 
     def report(fraction: float, message: str) -> None:
         if client_gone(request):
             raise refuse("stopped: the client that asked went away", "the rest of an abandoned request")
+        if request is not None and STOPS.get(request.session_hash, -1.0) >= started:
+            raise refuse("stopped at your request", "work stopped by its user")
         progress(fraction, desc=message)
 
     return report

@@ -36,7 +36,7 @@ def build(tab: TourTab, state: gr.State, tabs: gr.Tabs, page: gr.Tab, demo: gr.B
         step = tab.step(runs, index + 1, Look())
         return [
             step.number - 1,
-            f"**{step.progress}**  ·  " + "  ".join("●" if i < step.number else "○" for i in range(len(KEYS))),
+            f"**{step.position}**  ·  " + "  ".join("●" if i < step.number else "○" for i in range(len(KEYS))),
             f"#### {step.title}\n**The paper:** {step.statement}",
             gr.Image(step.image, visible=step.image is not None),
             gr.Plot(step.figure, visible=step.figure is not None),

@@ -19,7 +19,7 @@ from app.service import ModelRun, Report, Service, picked_models
 from app.tabs import Download, problem, problems
 from app.views import evidence, figures
 from app.views import texts as text
-from app.views.attention import ATTENTION, MEAN, ViewOptions, attention_layers, head_choices, render
+from app.views.attention import ATTENTION, LENS, MEAN, ViewOptions, attention_layers, head_choices, lens_units, render
 from engine.analyses.attributions import METHODS
 from engine.results import ModelResult
 
@@ -153,8 +153,10 @@ class CompareTab:
         )
 
     def methods(self, run: ModelRun) -> tuple[list[str], list[tuple[str, str]]]:
-        """The methods offered for `run` (its recorded attention first), and those left out with the reason."""
+        """The methods offered for `run` (its recorded attention and per-patch logit lens first), and those
+        left out with the reason."""
         offered = [ATTENTION] if run.result.attention is not None else []
+        offered += [LENS] if lens_units(run) else []
         left_out = []
         for method in METHODS:
             why = self.service.unsupported(run, method)

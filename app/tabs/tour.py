@@ -45,8 +45,13 @@ class TourStep:
     try_this: str
 
     @property
+    def position(self) -> str:
+        return f"Step {self.number} of {len(KEYS)}"
+
+    @property
     def progress(self) -> str:
-        return f"Step {self.number} of {len(KEYS)} · {self.title}"
+        """The position and the title, for a handout page (on screen the title is the step's heading)."""
+        return f"{self.position} · {self.title}"
 
 
 def index_of(step: str | int | None) -> int:

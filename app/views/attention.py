@@ -19,6 +19,8 @@ from app.service import ModelRun
 COLORMAPS = ("inferno", "viridis", "turbo", "jet", "hot", "greys_r")
 MEAN = "mean"
 ATTENTION = "Attention"  # the recorded attention (layer, head or rollout), for models that have it
+LENS = "Logit lens"  # the final class's logit of each patch token after a chosen block (token models)
+PER_LAYER = (ATTENTION, LENS)  # the methods drawn per layer, from the run's stored results
 DISPLAY_SIZE = 448  # the longer side of a rendered overlay, whatever the model's input size
 
 
@@ -47,7 +49,7 @@ class ViewOptions:
     def computed(self, run: ModelRun) -> bool:
         """Whether the map is there to draw without running the model."""
         method, target, _ = self.key(run)
-        if method == ATTENTION:
+        if method in PER_LAYER:
             return True
         if method == "Grad-CAM" and run.gradcam is not None and target == run.result.predictions[0][0].index:
             return True
@@ -93,6 +95,26 @@ def head_choices(run: ModelRun) -> list[str]:
     return [MEAN] + [str(h) for h in range(1, heads + 1)]
 
 
+def lens_units(run: ModelRun) -> list[int]:
+    """Per attention layer, the logit lens unit that ends its block (the MLP after the MSA), when every
+    one of them has a per-patch map (token models); else []."""
+    if run.lens is None or run.result.attention is None:
+        return []
+    names = [block.name for block in run.lens.blocks]
+    units = []
+    for layer in run.result.attention.layers:
+        block = layer.name.rsplit(".", 1)[0] + "."
+        ending = [i for i, name in enumerate(names) if name.startswith(block)]
+        if not ending or run.lens.patch_logits[ending[-1]] is None:
+            return []
+        units.append(ending[-1])
+    return units
+
+
+def _layer_index(options: ViewOptions, last: int) -> int:
+    return last - 1 if options.layer is None else min(max(options.layer, 1), last) - 1
+
+
 def _class_name(run: ModelRun, target: int) -> str:
     top = run.result.predictions[0]
     rank = next((i for i, p in enumerate(top) if p.index == target), None)
@@ -104,6 +126,14 @@ def select_map(run: ModelRun, options: ViewOptions) -> tuple[np.ndarray, str]:
     """The (h, w) map the options ask for and a one-line caption saying what it is."""
     attention = run.result.attention
     method, target, steps = options.key(run)
+    units = lens_units(run) if method == LENS else []
+    if units:
+        index = _layer_index(options, len(units))
+        unit = run.lens.blocks[units[index]]
+        return run.lens.patch_logits[units[index]], (
+            f"Logit lens: each patch token's logit for {run.lens.final_label} (the model's top-1), read through "
+            f"the final norm and head after block {index + 1}/{len(units)} ({unit.name})"
+        )
     if method != ATTENTION or attention is None:
         explained = _class_name(run, target)
         if method == "Grad-CAM" and run.gradcam is not None and target == run.result.predictions[0][0].index:
@@ -115,7 +145,7 @@ def select_map(run: ModelRun, options: ViewOptions) -> tuple[np.ndarray, str]:
     if options.rollout and attention.rollout is not None:
         return attention.rollout[0], f"Attention rollout through all {len(attention.layers)} layers, CLS row"
     last = len(attention.layers)
-    index = last - 1 if options.layer is None else min(max(options.layer, 1), last) - 1
+    index = _layer_index(options, last)
     layer = attention.layers[index]
     what = "CLS attention to patches" if attention.kind == "global" else "attention received within each window"
     where = f"layer {index + 1}/{len(attention.layers)} ({layer.name})"

@@ -80,10 +80,12 @@ over the batches. Unreadable files are skipped and counted. For a whole dataset,
 `python -m engine curves --data DIR --model NAME` (with `torchrun --nproc_per_node N`)."""
 
 METHODS = (
-    "Attention: the model's own; Grad-CAM: gradient-weighted last-stage features; Saliency, SmoothGrad: "
-    "input gradients (SmoothGrad averages noisy copies); Integrated Gradients: gradients from a black image "
-    "to the photo; Occlusion: the drop when a patch is blacked out; Gradient x attention: Chefer et al. 2021. "
-    "Each is computed once per photo, model and lesion."
+    "Attention: the model's own; Logit lens: each patch token's logit for the final class after the chosen "
+    "block, read through the model's own final norm and head; Grad-CAM: gradient-weighted last-stage "
+    "features; Saliency, SmoothGrad: input gradients (SmoothGrad averages noisy copies); Integrated "
+    "Gradients: gradients from a black image to the photo; Occlusion: the drop when a patch is blacked out; "
+    "Gradient x attention: Chefer et al. 2021. Attention and the logit lens are recorded in the one pass; "
+    "the others are computed once per photo, model and lesion."
 )
 
 LESION = "Each unit's residual branch is zeroed, its shortcut kept; the model re-runs. Clear to restore."
@@ -154,6 +156,9 @@ class Labels:
     method = "Map"
     target = "Class explained"
     ig_steps = "Integrated Gradients: steps"
+    stop_map = "Stop computing this map"
+    map_stopped = "Stopped before the map was finished."
+    compute_map = "Compute this map"
     head = "Head"
     rollout = "Rollout (all layers)"
     lesion = "Switch off units (lesion, Fig 10b)"

@@ -77,6 +77,7 @@ def main() -> None:
                 analysis = METHODS[method](model)
                 run = lambda analysis=analysis: analysis.attribute(image)  # noqa: E731
             cells.append(f"{seconds(run, args.repeats):.2f}")
+            print(f"  {name} {method}: {cells[-1]} s", file=sys.stderr, flush=True)  # progress, for slow models
         print(f"| {model.spec.label} | " + " | ".join(cells) + " |", flush=True)
 
 

@@ -200,17 +200,22 @@ class IntegratedGradients(InputAttribution):
         return values, float(delta.abs().max())
 
 
+MAX_SIDE = 14  # Occlusion windows per side at most for patch models (ViT-S/16's token grid)
+
+
 class Occlusion(InputAttribution):
-    """The drop of the class's logit when a window of the input is blacked out, window by window: windows
-    of one patch with stride one patch for ViT-like models (aligned to their token grid), else windows of
-    1/8 of the input with half-window strides; `batch_size` occluded copies per pass."""
+    """The drop of the class's logit when a window of the input is blacked out, window by window: for
+    ViT-like models windows of whole patches, stride one window (aligned to their token grid; one patch
+    each unless that makes more than MAX_SIDE per side), else windows of 1/8 of the input with half-window
+    strides; `batch_size` occluded copies per pass."""
 
     method = "Occlusion"
 
     def __init__(self, model: LoadedModel, window: int | None = None, stride: int | None = None, batch_size: int = 32):
         super().__init__(model, batch_size)
-        patch = patch_size(model)
-        size = model_input_size(model)
+        patch, size = patch_size(model), model_input_size(model)
+        if patch:  # whole patches, as many as keep the windows to MAX_SIDE per side (Swin's 4 px patches: 4x4)
+            patch *= math.ceil(size / patch / MAX_SIDE)
         self.window = window or patch or max(2, size // 8)
         self.stride = stride or (patch if window is None and patch else max(1, self.window // 2))
 

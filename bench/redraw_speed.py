@@ -88,10 +88,9 @@ def streamlit(page, url: str, repeats: int) -> list[float]:
     page.locator("[data-testid=stFileChipIconSpinner]").first.wait_for(state="detached", timeout=60_000)
     page.locator("[data-testid=stApp][data-test-script-state=notRunning]").wait_for(timeout=WAIT_MS)
     page.get_by_role("button", name="Analyze").click()
-    page.get_by_text("Fourier analysis of feature maps").first.wait_for(timeout=WAIT_MS)
-    page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot').length >= 4", timeout=WAIT_MS)
-    column = page.locator("[data-testid=stColumn]").filter(has=page.locator("[data-testid=stSlider]")).first
-    slider = column.locator("[data-testid=stSlider] [role=slider]").first
+    slider = page.get_by_role("slider", name="Layer").first  # the ViT column's, once the analysis is shown
+    slider.wait_for(timeout=WAIT_MS)
+    page.locator("[data-testid=stApp][data-test-script-state=notRunning]").wait_for(timeout=WAIT_MS)
     selector = "[data-testid=stColumn]:has([data-testid=stSlider]) [data-testid=stImage] img"
     return steps(page, selector, slider, repeats)
 

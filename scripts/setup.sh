@@ -9,7 +9,7 @@ if [ "${1:-}" = "dev" ]; then
   .venv/bin/pip install -q --disable-pip-version-check -r requirements-dev.txt
   if ! command -v chromium >/dev/null; then
     SUDO=$([ "$(id -u)" = 0 ] || echo sudo)
-    $SUDO apt-get update -qq && $SUDO apt-get install -y -qq chromium >/dev/null
+    $SUDO apt-get update -qq && $SUDO apt-get install -y -qq chromium fonts-noto-color-emoji >/dev/null
   fi
 else
   .venv/bin/pip install -q --disable-pip-version-check -r requirements.txt

@@ -21,7 +21,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(REPO), str(REPO / "scripts")]
 
-from train_family import RECIPE, family  # noqa: E402
+from train_family import RECIPES, family, recipe_of  # noqa: E402
 
 from app.paper_findings import STORE  # noqa: E402
 from engine.checkpoint import read_meta  # noqa: E402
@@ -51,9 +51,7 @@ def record(key: str, data: str) -> dict:
         *model_args,
         "--data",
         data,
-        *RECIPE,
-        "--trajectory-points",
-        str(POINTS),
+        *RECIPES[recipe_of(key)],  # the family's recipe records the trajectory (--trajectory-points)
         "--out",
         str(out.relative_to(REPO)),
     ]

@@ -20,8 +20,9 @@ from app.tabs.compare import CompareTab, Look
 from app.tabs.tour import KEYS, TourTab, index_of
 from app.views.evidence import better_verdict, distance_verdict, unit_verdict
 from engine.results import AttentionLayer, AttentionResult
-from tests.conftest import ROOT
+from tests.conftest import ROOT, streamlit_settled, streamlit_upload
 from tests.test_claims import KINDS, result
+from tests.test_streamlit import streamlit_url  # noqa: F401  (the real Streamlit server, a fixture)
 
 MODELS = ["resnet50", "vit_tiny_patch16_224"]
 
@@ -141,3 +142,35 @@ def test_streamlit_tour_deep_link_back_and_next(monkeypatch, tmp_path):
     at.button(key="tour_back").click().run()
     assert at.session_state["tour_step"] == 3 and at.query_params["step"] == "variance"
     assert any("Analyze a photo in the Compare tab first" in m.value for m in at.markdown)
+
+
+def test_streamlit_tour_in_the_browser_deep_link_and_every_step(
+    page,
+    streamlit_url: str,  # noqa: F811
+    sample_photo: Path,
+    output_dir: Path,
+):
+    page.goto(f"{streamlit_url}/?step=variance")
+    page.get_by_text("Step 4 of 7").wait_for(timeout=300_000)  # the deep link opened the tour at step 4
+    tour = page.get_by_role("tabpanel").filter(has=page.get_by_role("button", name="Next →"))
+    assert "Analyze a photo in the Compare tab first" in tour.inner_text()
+    streamlit_upload(page, sample_photo)
+    page.get_by_role("button", name="Analyze").click()
+    page.get_by_text("ViT-S/16").first.wait_for(timeout=600_000)
+    page.locator("[data-testid=stStatusWidget]").first.wait_for(state="detached", timeout=600_000)
+    streamlit_settled(page)
+    page.get_by_role("tab", name="Guided tour").click()
+    for number in (3, 2, 1):  # one step per click, each shown before the next
+        tour.get_by_role("button", name="← Back").click()
+        tour.get_by_text(f"Step {number} of 7").wait_for(timeout=300_000)
+        streamlit_settled(page)
+    for number in range(1, 8):
+        tour.get_by_text(f"Step {number} of 7").wait_for(timeout=300_000)
+        streamlit_settled(page)
+        shown = tour.inner_text()
+        assert re.search(r"Holds here|Does not hold here|Here|Not comparable yet", shown), shown
+        assert "Analyze a photo in the Compare tab first" not in shown and "Traceback" not in shown
+        page.screenshot(path=str(output_dir / f"tour-streamlit-{number}.png"), full_page=True)
+        if number < 7:
+            tour.get_by_role("button", name="Next →").click()
+    assert tour.get_by_role("button", name="Next →").is_disabled()

@@ -51,8 +51,17 @@ def build(tab: TourTab, state: gr.State, tabs: gr.Tabs, page: gr.Tab, demo: gr.B
         asked = request.query_params.get("step") if request else None
         return [*show(runs, index_of(asked)), gr.Tabs(selected="tour") if asked else gr.Tabs()]
 
-    back.click(lambda runs, i: show(runs, max(i - 1, 0)), [state, position], shown, api_name="tour_back")
-    ahead.click(lambda runs, i: show(runs, min(i + 1, len(KEYS) - 1)), [state, position], shown, api_name="tour_next")
+    # One line for the step events, so their answers arrive in the order asked: a Back clicked while the tab's
+    # own refresh is under way is no longer overwritten by that refresh.
+    in_order = {"concurrency_id": "tour", "concurrency_limit": 1}
+    back.click(lambda runs, i: show(runs, max(i - 1, 0)), [state, position], shown, api_name="tour_back", **in_order)
+    ahead.click(
+        lambda runs, i: show(runs, min(i + 1, len(KEYS) - 1)),
+        [state, position],
+        shown,
+        api_name="tour_next",
+        **in_order,
+    )
     export.click(user_facing(lambda runs: saved(tab.export(runs, Look()))), state, exported, api_name="tour_export")
-    demo.load(linked, state, [*shown, tabs], api_visibility="private")
-    page.select(show, [state, position], shown, api_visibility="private")  # the runs may have changed
+    demo.load(linked, state, [*shown, tabs], api_visibility="private", **in_order)
+    page.select(show, [state, position], shown, api_visibility="private", **in_order)  # the runs may have changed

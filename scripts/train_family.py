@@ -59,6 +59,7 @@ COMMON = [
     "auto",
     "--trajectory-points",
     "20",
+    "--compile",  # inductor's CPU backend: 1.1-1.2x the eager bf16 step (bench/train_speed.py), the same recipe
     "--save-minutes",
     "5",
 ]

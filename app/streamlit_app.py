@@ -160,14 +160,14 @@ def where_it_looks(i: int, column: Column) -> None:
         rollout = st.checkbox(LABEL.rollout, key=f"rollout_{i}", disabled=not attention) if column.rollout else False
         st.selectbox(LABEL.head, column.heads, key=f"head_{i}", disabled=rollout or not attention)
     options = view_options(i, column)
-    stopped, key = f"stopped_{i}", options.key(run)
-    if not options.computed(run) and state.get(stopped) == key:
+    stopped, key, done = f"stopped_{i}", options.key(run), options.computed(run)
+    if not done and state.get(stopped) == key:
         st.info(LABEL.map_stopped)
         if not st.button(LABEL.compute_map, key=f"compute_{i}"):
             return
     state.pop(stopped, None)
     stop, report = st.empty(), None
-    if not options.computed(run):
+    if not done:
         stop.button(LABEL.stop_map, key=f"stop_{i}", on_click=state.__setitem__, args=(stopped, key))
         report = progress_bar(stoppable=True)
     try:

@@ -39,3 +39,14 @@ def test_the_app_loads_the_bundled_checkpoint_as_pretrained_weights_with_its_lab
     meta = json.loads((CHECKPOINTS / f"{checkpoint_stem('alternet', {})}.json").read_text())
     accuracy = f"{100 * meta['test_accuracy']:.1f}% CIFAR-10 test accuracy"
     assert not model.random and model.weights.startswith(f"trained here: {meta['epochs']:g} epochs, {accuracy}")
+
+
+def test_the_buildup_table_names_each_steps_accuracy_and_epochs_from_its_sidecar():
+    from app.views.alternet import steps_markdown
+
+    table = steps_markdown()
+    for step, placement in enumerate(buildup_sequence(PAPER_DEPTHS)):
+        stem = checkpoint_stem("preact_resnet", {}) if step == 0 else checkpoint_stem("alternet", {"msa": placement})
+        meta = json.loads((CHECKPOINTS / f"{stem}.json").read_text())
+        row = next(line for line in table.splitlines() if line.startswith(f"| {step} |"))
+        assert f"{100 * meta['test_accuracy']:.1f}% ({meta['epochs']:g} ep.)" in row, row

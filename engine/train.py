@@ -312,16 +312,15 @@ def evaluate(
     return Evaluation(correct / count, nll / count, len(split.labels), flip_correct / count if flip else None)
 
 
-def explicit_attention(model: nn.Module, device: torch.device, precision: str) -> int:
+def explicit_attention(model: nn.Module, device: torch.device, precision: str) -> None:
     """Switch timm's attention layers to their explicit path (q @ k^T, softmax, @ v) where it trains faster: on a
     CPU in bf16, whose fused flash-attention backward is slow at CIFAR's 65 tokens (`bench/train_speed.py`:
-    the ViT's bf16 step 1.8x faster). The same function either way; the number of layers switched."""
+    the ViT's bf16 step 1.8x faster). The same function either way."""
     if device.type != "cpu" or precision != "bf16":
-        return 0
-    layers = [m for m in model.modules() if hasattr(m, "fused_attn")]
-    for layer in layers:
-        layer.fused_attn = False
-    return len(layers)
+        return
+    for layer in model.modules():
+        if hasattr(layer, "fused_attn"):
+            layer.fused_attn = False
 
 
 def _memory_format(x: torch.Tensor, precision: str) -> torch.Tensor:

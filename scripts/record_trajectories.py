@@ -21,7 +21,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(REPO), str(REPO / "scripts")]
 
-from train_family import RECIPES, family, recipe_of  # noqa: E402
+from train_family import family, recipe_args  # noqa: E402
 
 from app.paper_findings import STORE  # noqa: E402
 from engine.checkpoint import read_meta  # noqa: E402
@@ -51,7 +51,7 @@ def record(key: str, data: str) -> dict:
         *model_args,
         "--data",
         data,
-        *RECIPES[recipe_of(key)],  # the family's recipe records the trajectory (--trajectory-points)
+        *recipe_args(key),  # the family's recipe records the trajectory (--trajectory-points)
         "--out",
         str(out.relative_to(REPO)),
     ]

@@ -1,4 +1,5 @@
-"""Render the Paper figures tab's stored figures for the README: docs/paper/<figure>.png.
+"""Render the Paper figures tab's stored figures, and Fig 12a from the bundled checkpoints, for the README:
+docs/paper/<figure>.png.
 
 python scripts/render_paper_figures.py      # after `python -m engine findings --json assets/paper_figures.json`
 """
@@ -16,13 +17,14 @@ sys.path.insert(0, str(REPO))
 
 from app import export  # noqa: E402
 from app.paper_findings import for_slides, sections  # noqa: E402
+from app.views.tour import buildup_accuracy, buildup_figure  # noqa: E402
 
 OUT = REPO / "docs" / "paper"
 
 
 def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
-    figures = for_slides(sections({}))
+    figures = {**for_slides(sections({})), "paper-buildup": buildup_figure(buildup_accuracy())}
     for name, data in zip(figures, export.images_of(list(figures.values()), "png")):
         image = Image.open(io.BytesIO(data)).convert("RGB")
         image = image.resize((image.width // 2, image.height // 2), Image.LANCZOS)  # 1x is enough on a page

@@ -2,7 +2,7 @@
 (Fig 12a; step 0 is the PreAct ResNet, step 6 the paper's placement) with one recipe, and the CIFAR ViT
 with its own, all for the same number of epochs.
 
-    python scripts/train_family.py [--data .data/cifar10-jpeg] [--only step6,vit] [--commit] [--dry-run]
+    python scripts/train_family.py [--data .data/cifar10-jpeg] [--only step6,vit] [--epochs 15] [--commit] [--dry-run]
 
 With no member named it says where the family stands (finished, resumable, to do) and trains what is
 left, in the order step 6, step 0, ViT, then steps 3, 1, 5, 2, 4. Each run keeps its resumable state
@@ -32,41 +32,7 @@ sys.path.insert(0, str(REPO))
 from engine.models import CHECKPOINTS, checkpoint_stem  # noqa: E402
 from engine.placement import PAPER_DEPTHS, buildup_sequence  # noqa: E402
 
-EPOCHS = 15
-COMMON = [
-    "--epochs",
-    str(EPOCHS),
-    "--batch-size",
-    "128",
-    "--weight-decay",
-    "0.05",
-    "--warmup-epochs",
-    "1",
-    "--smoothing",
-    "0.1",
-    "--mixup",
-    "0",
-    "--cutmix",
-    "0",
-    "--drop-path",
-    "0",
-    "--ema",
-    "0.999",
-    "--seed",
-    "0",
-    "--half",
-    "--precision",
-    "auto",
-    "--trajectory-points",
-    "20",
-    "--compile",  # inductor's CPU backend: 1.1-1.2x the eager bf16 step (bench/train_speed.py), the same recipe
-    "--save-minutes",
-    "5",
-]
-RECIPES = {  # name -> trainer arguments; one recipe for the CNN and every AlterNet, one for the ViT
-    "cnn-adamw-15": ["--recipe", "cnn-adamw-15", "--optimizer", "adamw", "--lr", "2e-3", "--channels-last", *COMMON],
-    "vit-adamw-15": ["--recipe", "vit-adamw-15", "--optimizer", "adamw", "--lr", "1e-3", *COMMON],
-}
+EPOCHS = 15  # the default; `--epochs N` trains (and names) the recipes for N epochs
 ORDER = ("step6", "step0", "vit", "step3", "step1", "step5", "step2", "step4")
 SHARED_DATA = REPO.parent / "shared" / "data" / "cifar10-jpeg.tar.gz"
 
@@ -84,8 +50,23 @@ def family() -> dict[str, tuple[list[str], str]]:
     return members
 
 
-def recipe_of(name: str) -> str:
-    return "vit-adamw-15" if name == "vit" else "cnn-adamw-15"
+def recipe_of(name: str, epochs: int = EPOCHS) -> str:
+    """The recipe's name: one for the CNN and every AlterNet, one for the ViT, each for `epochs` epochs."""
+    return f"{'vit' if name == 'vit' else 'cnn'}-adamw-{epochs}"
+
+
+def recipe_args(name: str, epochs: int = EPOCHS) -> list[str]:
+    """The trainer's arguments for member `name`'s recipe: AdamW at 2e-3 with channels_last for the CNNs,
+    at 1e-3 for the ViT; the rest shared."""
+    own = ["--lr", "1e-3"] if name == "vit" else ["--lr", "2e-3", "--channels-last"]
+    return [
+        *("--recipe", recipe_of(name, epochs), "--optimizer", "adamw", *own),
+        *("--epochs", str(epochs), "--batch-size", "128", "--weight-decay", "0.05", "--warmup-epochs", "1"),
+        *("--smoothing", "0.1", "--mixup", "0", "--cutmix", "0", "--drop-path", "0", "--ema", "0.999"),
+        *("--seed", "0", "--half", "--precision", "auto", "--trajectory-points", "20"),
+        "--compile",  # inductor's CPU backend: 1.1-1.2x the eager bf16 step (bench/train_speed.py)
+        *("--save-minutes", "5"),
+    ]
 
 
 def state_root(recipe: str) -> Path:
@@ -94,38 +75,38 @@ def state_root(recipe: str) -> Path:
     return base / recipe
 
 
-def is_finished(sidecar: Path, recipe: str) -> bool:
-    """Whether `sidecar` describes a finished run of `recipe` (all epochs, evaluated)."""
+def is_finished(sidecar: Path, recipe: str, epochs: int) -> bool:
+    """Whether `sidecar` describes a finished run of `recipe` (all `epochs`, evaluated)."""
     if not sidecar.is_file():
         return False
     meta = json.loads(sidecar.read_text())
     return (
         meta.get("recipe", {}).get("name") == recipe
-        and meta.get("epochs") == EPOCHS
+        and meta.get("epochs") == epochs
         and meta.get("subset_accuracy") is not None
     )
 
 
-def standing(name: str, stem: str) -> str:
+def standing(name: str, stem: str, epochs: int) -> str:
     """'finished', 'trained, not yet bundled', 'resumable at epoch X' or 'to do'."""
-    recipe = recipe_of(name)
-    if is_finished(CHECKPOINTS / f"{stem}.json", recipe):
+    recipe = recipe_of(name, epochs)
+    if is_finished(CHECKPOINTS / f"{stem}.json", recipe, epochs):
         return "finished"
     run = state_root(recipe) / stem
-    if is_finished(run.with_suffix(".json"), recipe):
+    if is_finished(run.with_suffix(".json"), recipe, epochs):
         return "trained, not yet bundled"
     if run.with_suffix(".state.pt").is_file() and run.with_suffix(".json").is_file():
         return f"resumable at epoch {json.loads(run.with_suffix('.json').read_text()).get('epochs', 0):g}"
     return "to do"
 
 
-def command_for(name: str, data: str, out: Path | None = None) -> list[str]:
+def command_for(name: str, data: str, epochs: int, out: Path | None = None) -> list[str]:
     model_args, _ = family()[name]
     where = ["--out", str(out)] if out is not None else []
-    return [sys.executable, "-m", "engine.train", *model_args, "--data", data, *RECIPES[recipe_of(name)], *where]
+    return [sys.executable, "-m", "engine.train", *model_args, "--data", data, *recipe_args(name, epochs), *where]
 
 
-def bundle(stem: str, recipe: str, commit: bool) -> None:
+def bundle(stem: str, recipe: str, epochs: int, commit: bool) -> None:
     """Copy a finished run's checkpoint into assets/checkpoints/ (and commit just those two files)."""
     run = state_root(recipe) / stem
     files = []
@@ -135,7 +116,7 @@ def bundle(stem: str, recipe: str, commit: bool) -> None:
     if not commit:
         return
     accuracy = json.loads(run.with_suffix(".json").read_text())["test_accuracy"]
-    message = f"Bundled checkpoint {stem}: {recipe}, {EPOCHS} epochs, {100 * accuracy:.1f}% CIFAR-10 test accuracy"
+    message = f"Bundled checkpoint {stem}: {recipe}, {epochs} epochs, {100 * accuracy:.1f}% CIFAR-10 test accuracy"
     for _ in range(30):  # the index may be locked by a commit made by hand
         if (
             subprocess.run(["git", "add", "-f", *files], cwd=REPO).returncode == 0
@@ -164,6 +145,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--data", default=".data/cifar10-jpeg")
     p.add_argument("--only", default=",".join(ORDER), help="comma-separated members, in order")
+    p.add_argument("--epochs", type=int, default=EPOCHS, help="every member's training length")
     p.add_argument("--commit", action="store_true", help="commit each finished checkpoint at once")
     p.add_argument("--dry-run", action="store_true", help="print the command that reproduces each checkpoint")
     args = p.parse_args()
@@ -171,26 +153,26 @@ def main() -> None:
     names = args.only.split(",")
     if args.dry_run:
         for name in names:
-            print(f"{name}: python {' '.join(command_for(name, args.data)[1:])}")
+            print(f"{name}: python {' '.join(command_for(name, args.data, args.epochs)[1:])}")
         return
     for name in names:
-        print(f"{name:6} {members[name][1]}: {standing(name, members[name][1])}", flush=True)
+        print(f"{name:6} {members[name][1]}: {standing(name, members[name][1], args.epochs)}", flush=True)
     ensure_data(args.data)
     for name in names:
-        stem, recipe = members[name][1], recipe_of(name)
-        status = standing(name, stem)
+        stem, recipe = members[name][1], recipe_of(name, args.epochs)
+        status = standing(name, stem, args.epochs)
         if status == "finished":
             continue
         run = state_root(recipe) / stem
         if status != "trained, not yet bundled":
-            command = command_for(name, args.data, run)
+            command = command_for(name, args.data, args.epochs, run)
             if status.startswith("resumable"):
                 command += ["--resume", str(run)]
             print(f"{name}: {' '.join(['python', *command[1:]])}", flush=True)
             start = time.time()
             subprocess.run(command, cwd=REPO, check=True)
             print(f"{name}: done in {(time.time() - start) / 60:.1f} min", flush=True)
-        bundle(stem, recipe, args.commit)
+        bundle(stem, recipe, args.epochs, args.commit)
 
 
 if __name__ == "__main__":

@@ -63,23 +63,27 @@ def buildup_accuracy() -> dict[int, tuple[float, float]]:
 
 
 def buildup_figure(accuracy: dict[int, tuple[float, float]]) -> go.Figure:
-    """Test accuracy per build-up step (step 0 the ResNet, step 6 the paper's AlterNet), each bar labelled
-    with its training epochs, since the family is retrained one member at a time."""
-    trained = sorted(accuracy.items())
-    fig = go.Figure(
-        go.Bar(
-            x=[f"step {n}" for n, _ in trained],
-            y=[100 * a for _, (a, _) in trained],
-            marker={"color": [MODEL_COLORS[0] if n == 0 else MODEL_COLORS[1] for n, _ in trained]},
-            text=[f"{100 * a:.1f}% ({e:g} ep.)" for _, (a, e) in trained],
-            textposition="outside",
-            hovertemplate="%{x}: %{y:.1f}%<extra></extra>",
+    """Test accuracy per build-up step (step 0 the ResNet, step 6 the paper's AlterNet), one line per
+    training length (solid the longest): the family is retrained one member at a time, and only equal
+    runs compare."""
+    fig = go.Figure()
+    for slot, epochs in enumerate(sorted({e for _, e in accuracy.values()}, reverse=True)):
+        steps = [(n, a) for n, (a, e) in sorted(accuracy.items()) if e == epochs]
+        fig.add_scatter(
+            x=[n for n, _ in steps],
+            y=[100 * a for _, a in steps],
+            mode="lines+markers+text",
+            name=f"{epochs:g} epochs",
+            line={"color": MODEL_COLORS[2], "width": 2, "dash": "solid" if slot == 0 else "dot"},
+            marker={"symbol": "square", "size": 8},
+            text=[f"{100 * a:.1f}%" for _, a in steps],
+            textposition="top center",
+            hovertemplate=f"step %{{x}}: %{{y:.1f}}% ({epochs:g} epochs)<extra></extra>",
         )
-    )
     layout(
         fig,
-        "AlterNet build-up (Fig 12a's steps): CIFAR-10 test accuracy of the bundled checkpoints",
-        "",
+        "AlterNet build-up (Fig 12a): CIFAR-10 test accuracy of the bundled checkpoints",
+        "Build-up step (0: PreAct ResNet, 6: the paper's AlterNet)",
         "Accuracy (%)",
     )
-    return fig.update_yaxes(range=[0, 100])
+    return fig.update_xaxes(range=[-0.5, len(STEPS) - 0.5], dtick=1)

@@ -17,17 +17,21 @@ from engine.models import CHECKPOINTS  # noqa: E402
 from engine.registry import load_checkpoint  # noqa: E402
 
 
+def percent(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.1f}%"
+
+
 def main() -> None:
     print(
-        "| model | MSA blocks | params | GFLOPs | epochs | test acc. | test NLL | subset acc. "
-        "| training img/s* | minutes |"
+        "| model | MSA blocks | params | GFLOPs | epochs | test acc. | flip TTA | raw weights | test NLL "
+        "| subset acc. | training img/s* | minutes |"
     )
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     members = family()
     for name in sorted(ORDER, key=lambda n: (n == "vit", n)):  # step0 .. step6, then the ViT
         stem = members[name][1]
         if not (CHECKPOINTS / f"{stem}.json").is_file():
-            print(f"| {name} ({stem}) | not trained yet | | | | | | | | |")
+            print(f"| {name} ({stem}) | not trained yet | | | | | | | | | | |")
             continue
         module, meta = load_checkpoint(CHECKPOINTS / stem)
         params, flops = params_and_flops(module)
@@ -35,7 +39,8 @@ def main() -> None:
         label = f"{name}: {meta.architecture}" if name.startswith("step") else meta.architecture
         print(
             f"| {label} | `{msa}` | {params / 1e6:.2f} M | {flops / 1e9:.3f} | {meta.epochs:g} | "
-            f"{100 * meta.test_accuracy:.1f}% | {meta.test_nll:.3f} | {100 * meta.subset_accuracy:.1f}% | "
+            f"{100 * meta.test_accuracy:.1f}% | {percent(meta.test_accuracy_flip)} | "
+            f"{percent(meta.raw_test_accuracy)} | {meta.test_nll:.3f} | {100 * meta.subset_accuracy:.1f}% | "
             f"{meta.images_per_s:.0f} | {meta.minutes:.0f} |"
         )
 

@@ -138,7 +138,8 @@ def caption(name: str, section: dict | None, recomputed: bool = False) -> str:
 
 def weights_line(runs: list[tuple[str, str]]) -> str:
     """'label: weights · ...', or for many runs whose weights differ in one middle part (their accuracy),
-    'trained here: 2 epochs, CIFAR-10 test accuracy: ResNet (step 0) 59.1% · AlterNet step 1 58.5% · ...'."""
+    'trained here: 2 epochs, CIFAR-10 test accuracy: ResNet (step 0) 59.1% · AlterNet step 1 58.5% · ...'
+    (or 'trained here, CIFAR-10 test accuracy: ResNet (step 0) 15 epochs, 85.4% · ...' where the epochs differ)."""
     texts = [weights for _, weights in runs]
     head = os.path.commonprefix(texts)
     head = head[: head.rfind(" ") + 1]
@@ -147,7 +148,7 @@ def weights_line(runs: list[tuple[str, str]]) -> str:
     if len(runs) <= 3 or not head.strip() or not tail.strip():
         return " · ".join(f"{label}: {weights}" for label, weights in runs)
     middles = " · ".join(f"{label} {weights[len(head) : len(weights) - len(tail)]}" for label, weights in runs)
-    return f"{head.rstrip(', ')},{tail}: {middles}"
+    return f"{head.rstrip(', :')},{tail}: {middles}"
 
 
 def for_slides(sections: dict[str, dict | None]) -> dict[str, go.Figure]:

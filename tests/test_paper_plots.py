@@ -272,3 +272,6 @@ def test_fig12b_point_labels_do_not_cover_each_other():
     assert len(spots) == 8 and spots[0] != spots[2]  # ResNet and step 2 sit 0.3 points apart
     far = paper_plots.label_spots([(0, 0), (10, 10)], ["a", "b"], ([-1, 11], [-1, 11]))
     assert far == ["top center", "top center"]
+    stacked = paper_plots.label_spots([(5, 5)] * 8, [f"label {n}" for n in range(8)], ([0, 10], [0, 10]))
+    drawn = [spot for spot in stacked if spot is not None]
+    assert None in stacked and len(set(drawn)) == len(drawn)  # no room left: unlabelled rather than overlapping

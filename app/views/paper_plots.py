@@ -329,10 +329,11 @@ def label_spots(
     labels: list[str],
     ranges: tuple[list[float], list[float]],
     size_px: tuple[float, float] = (340, 250),
-) -> list[str]:
+) -> list[str | None]:
     """A text position per point so that no label box covers another label or a marker: each label takes
     the first of LABEL_SPOTS that is free, judged in pixels of a plot area of about `size_px` (text 7 px
-    per character and 14 px high)."""
+    per character and 14 px high); None where none is free (that point goes unlabelled, its legend entry
+    names it)."""
     (x0, x1), (y0, y1) = ranges
     to_px = [((x - x0) / (x1 - x0) * size_px[0], (y - y0) / (y1 - y0) * size_px[1]) for x, y in points]
     taken = [(px - 6, py - 6, px + 6, py + 6) for px, py in to_px]  # the markers
@@ -350,11 +351,10 @@ def label_spots(
     spots = []
     for i, ((px, py), label) in enumerate(zip(to_px, labels)):
         others = [t for j, t in enumerate(taken) if j != i]
-        spot = next(
-            (s for s in LABEL_SPOTS if all(clear(box(s, px, py, len(label)), t) for t in others)), LABEL_SPOTS[0]
-        )
+        spot = next((s for s in LABEL_SPOTS if all(clear(box(s, px, py, len(label)), t) for t in others)), None)
         spots.append(spot)
-        taken.append(box(spot, px, py, len(label)))
+        if spot is not None:
+            taken.append(box(spot, px, py, len(label)))
     return spots
 
 
@@ -380,8 +380,8 @@ def corruption_figure(results: dict[str, dict]) -> go.Figure:
             [100 * data["mean_accuracy"]],
             "clean %{x:.1f}%, corrupted %{y:.1f}%",
             legendgroup=name,
-            text=[label],
-            textposition=spots[slot],
+            text=[label if spots[slot] else ""],
+            textposition=spots[slot] or LABEL_SPOTS[0],
         )
         fig.add_trace(point.update(mode="markers+text", marker_size=11), row=1, col=1)
         by_severity = _percent([data["clean_accuracy"], *data["accuracy_by_severity"]])

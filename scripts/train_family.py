@@ -106,7 +106,7 @@ def command_for(name: str, data: str, epochs: int, out: Path | None = None) -> l
     return [sys.executable, "-m", "engine.train", *model_args, "--data", data, *recipe_args(name, epochs), *where]
 
 
-def bundle(stem: str, recipe: str, epochs: int, commit: bool) -> None:
+def bundle(stem: str, recipe: str, commit: bool) -> None:
     """Copy a finished run's checkpoint into assets/checkpoints/ (and commit just those two files)."""
     run = state_root(recipe) / stem
     files = []
@@ -115,8 +115,11 @@ def bundle(stem: str, recipe: str, epochs: int, commit: bool) -> None:
         files.append(f"assets/checkpoints/{stem}{suffix}")
     if not commit:
         return
-    accuracy = json.loads(run.with_suffix(".json").read_text())["test_accuracy"]
-    message = f"Bundled checkpoint {stem}: {recipe}, {epochs} epochs, {100 * accuracy:.1f}% CIFAR-10 test accuracy"
+    meta = json.loads(run.with_suffix(".json").read_text())
+    message = (
+        f"Bundled checkpoint {stem}: {recipe}, {meta['epochs']:g} epochs, "
+        f"{100 * meta['test_accuracy']:.1f}% CIFAR-10 test accuracy"
+    )
     for _ in range(30):  # the index may be locked by a commit made by hand
         if (
             subprocess.run(["git", "add", "-f", *files], cwd=REPO).returncode == 0
@@ -172,7 +175,7 @@ def main() -> None:
             start = time.time()
             subprocess.run(command, cwd=REPO, check=True)
             print(f"{name}: done in {(time.time() - start) / 60:.1f} min", flush=True)
-        bundle(stem, recipe, args.epochs, args.commit)
+        bundle(stem, recipe, args.commit)
 
 
 if __name__ == "__main__":

@@ -120,7 +120,7 @@ def caption(name: str, section: dict | None, recomputed: bool = False) -> str:
         return (
             "Not computed yet: press **Recompute**."
             if name in FINDINGS
-            else "Not recorded yet: `python scripts/record_trajectories.py` trains the models again with the recorder."
+            else "Not recorded yet: `python scripts/record_trajectories.py` stores what the checkpoints recorded."
         )
     headline = PAPER_FIGURES[name].headline
     lines = [f"- **{run['label']}**: {headline(run['result'])}" for run in section["models"].values()]

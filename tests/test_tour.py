@@ -19,6 +19,7 @@ from app.service import Service
 from app.tabs.compare import CompareTab, Look
 from app.tabs.tour import KEYS, TourTab, index_of
 from app.views.evidence import better_verdict, distance_verdict, unit_verdict
+from app.views.tour import buildup_figure
 from engine.results import AttentionLayer, AttentionResult
 from tests.conftest import ROOT, streamlit_settled, streamlit_upload
 from tests.test_claims import KINDS, result
@@ -86,6 +87,16 @@ def test_every_step_has_the_papers_claim_a_picture_and_a_verdict_from_the_screen
     assert robustness.holds is bool(drop["step0"] > drop["vit"]) and f"{drop['vit']:.1f} points" in robustness.text
     alternet = steps[5].verdict.text
     assert "Not comparable yet" in alternet or "Holds here" in alternet or "Does not hold here" in alternet
+
+
+def test_buildup_figure_draws_a_line_per_training_length_with_room_for_its_labels():
+    figure = buildup_figure({0: (0.854, 15), 1: (0.848, 15), 4: (0.582, 2), 6: (0.840, 15)})
+    longest, shorter = figure.data
+    assert (longest.name, list(longest.x), list(longest.text)) == ("15 epochs", [0, 1, 6], ["85.4%", "84.8%", "84.0%"])
+    assert (shorter.name, list(shorter.x), shorter.line.dash) == ("2 epochs", [4], "dot")
+    low, high = figure.layout.yaxis.range
+    assert low < 58.2 and high > 85.4 + 5  # the top label sits inside the plot, not on its edge
+    assert not buildup_figure({}).data
 
 
 def test_step_names_and_numbers_both_address_a_step():

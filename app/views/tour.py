@@ -86,4 +86,7 @@ def buildup_figure(accuracy: dict[int, tuple[float, float]]) -> go.Figure:
         "Build-up step (0: PreAct ResNet, 6: the paper's AlterNet)",
         "Accuracy (%)",
     )
+    if values := [100 * a for a, _ in accuracy.values()]:
+        pad = max(0.5, 0.15 * (max(values) - min(values)))  # room for the labels above the top point
+        fig.update_yaxes(range=[min(values) - pad, max(values) + 2 * pad])
     return fig.update_xaxes(range=[-0.5, len(STEPS) - 0.5], dtick=1)

@@ -7,7 +7,8 @@ Variants: `fp32` (the trainer before: fp32, eager, AdamW's default foreach step)
 channels_last for the CNNs, as the trainer's `--precision auto` runs on a CPU with bf16 units), `+compile`
 (torch.compile of the model, inductor's CPU backend; compile time is not counted), `+fused` (AdamW's fused
 step) and `+explicit` (timm's attention layers on their explicit path, not the fused flash-attention kernel; the
-trainer does this in bf16 on a CPU). The ViT never uses channels_last (its recipe leaves it off).
+trainer does this in bf16 on a CPU). channels_last follows each member's recipe in scripts/train_family.py,
+which leaves it off for the ViT.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import torch.nn.functional as F
 
 sys.path[:0] = [str(Path(__file__).resolve().parent.parent), str(Path(__file__).resolve().parent.parent / "scripts")]
 
-from train_family import ORDER, family  # noqa: E402
+from train_family import ORDER, family, recipe_args  # noqa: E402
 
 from engine.registry import get_spec, resolve_device  # noqa: E402
 from engine.train import TrainConfig, cpu_has_bf16, explicit_attention  # noqa: E402
@@ -108,7 +109,8 @@ def main() -> None:
         for variant in variants:
             torch.manual_seed(0)
             module = get_spec(cfg.model).build(**cfg.build_options(10))
-            speed = images_per_s(module, variant, cfg.model != "vit_cifar", device, args.batch_size, args.steps)
+            channels_last = "--channels-last" in recipe_args(name)  # as the family's recipe trains it
+            speed = images_per_s(module, variant, channels_last, device, args.batch_size, args.steps)
             rates.append(speed.images_per_s)
             compiled = f" ({speed.compile_s:.0f} s to compile)" if variant.compile else ""
             cells.append(f"{speed.images_per_s:.1f}{compiled}")

@@ -270,8 +270,15 @@ def test_fig12b_point_labels_do_not_cover_each_other():
         trace.textposition for trace in paper_plots.corruption_figure(results).data if trace.mode == "markers+text"
     ]
     assert len(spots) == 8 and spots[0] != spots[2]  # ResNet and step 2 sit 0.3 points apart
-    far = paper_plots.label_spots([(0, 0), (10, 10)], ["a", "b"], ([-1, 11], [-1, 11]))
+    far = paper_plots.label_spots([(0, 0), (10, 10)], ["a", "b"], ([-2, 12], [-2, 12]))
     assert far == ["top center", "top center"]
     stacked = paper_plots.label_spots([(5, 5)] * 8, [f"label {n}" for n in range(8)], ([0, 10], [0, 10]))
     drawn = [spot for spot in stacked if spot is not None]
     assert None in stacked and len(set(drawn)) == len(drawn)  # no room left: unlabelled rather than overlapping
+    edge = paper_plots.label_spots([(10, 5)], ["a long label"], ([0, 10], [0, 10]))
+    assert edge == ["middle left"]  # centred or right of a point on the right edge, it would cross the edge
+    assert [paper_plots.point_label(n) for n in ("ResNet (step 0)", "AlterNet step 6", "ViT")] == [
+        "ResNet",
+        "step 6",
+        "ViT",
+    ]

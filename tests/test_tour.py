@@ -97,6 +97,7 @@ def test_buildup_figure_draws_a_line_per_training_length_with_room_for_its_label
     low, high = figure.layout.yaxis.range
     assert low < 58.2 and high > 85.4 + 5  # the top label sits inside the plot, not on its edge
     assert not buildup_figure({}).data
+    assert buildup_figure({0: (0.854, 15)}).layout.showlegend  # one line still says its training length
 
 
 def test_step_names_and_numbers_both_address_a_step():

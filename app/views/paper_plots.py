@@ -15,6 +15,7 @@ trajectory_figure: Fig 1b, the optimization trajectory (r_t, θ_t) in polar coor
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import plotly.graph_objects as go
@@ -330,10 +331,10 @@ def label_spots(
     ranges: tuple[list[float], list[float]],
     size_px: tuple[float, float] = (340, 250),
 ) -> list[str | None]:
-    """A text position per point so that no label box covers another label or a marker: each label takes
-    the first of LABEL_SPOTS that is free, judged in pixels of a plot area of about `size_px` (text 7 px
-    per character and 14 px high); None where none is free (that point goes unlabelled, its legend entry
-    names it)."""
+    """A text position per point so that no label box covers another label or a marker, or crosses the
+    plot's edge: each label takes the first of LABEL_SPOTS that is free, judged in pixels of a plot area of
+    about `size_px` (text 7 px per character and 14 px high); None where none is free (that point goes
+    unlabelled, its legend entry names it)."""
     (x0, x1), (y0, y1) = ranges
     to_px = [((x - x0) / (x1 - x0) * size_px[0], (y - y0) / (y1 - y0) * size_px[1]) for x, y in points]
     taken = [(px - 6, py - 6, px + 6, py + 6) for px, py in to_px]  # the markers
@@ -348,14 +349,30 @@ def label_spots(
     def clear(a: tuple, b: tuple) -> bool:
         return a[2] <= b[0] or b[2] <= a[0] or a[3] <= b[1] or b[3] <= a[1]
 
+    def inside(a: tuple) -> bool:
+        return a[0] >= 0 and a[1] >= 0 and a[2] <= size_px[0] and a[3] <= size_px[1]
+
     spots = []
     for i, ((px, py), label) in enumerate(zip(to_px, labels)):
         others = [t for j, t in enumerate(taken) if j != i]
-        spot = next((s for s in LABEL_SPOTS if all(clear(box(s, px, py, len(label)), t) for t in others)), None)
+        spot = next(
+            (
+                s
+                for s in LABEL_SPOTS
+                if inside(box(s, px, py, len(label))) and all(clear(box(s, px, py, len(label)), t) for t in others)
+            ),
+            None,
+        )
         spots.append(spot)
         if spot is not None:
             taken.append(box(spot, px, py, len(label)))
     return spots
+
+
+def point_label(label: str) -> str:
+    """A crowded scatter's short label ('step 3' for 'AlterNet step 3', 'ResNet' for 'ResNet (step 0)'); the
+    legend keeps the full name."""
+    return re.sub(r"^AlterNet (step \d+)$", r"\1", label.removesuffix(" (step 0)"))
 
 
 def corruption_figure(results: dict[str, dict]) -> go.Figure:
@@ -370,7 +387,8 @@ def corruption_figure(results: dict[str, dict]) -> go.Figure:
     clean = [100 * data["clean_accuracy"] for data in results.values()]
     corrupted = [100 * data["mean_accuracy"] for data in results.values()]
     ranges = (_padded(clean, 0.25), _padded(corrupted, 0.2))  # room for the labels
-    spots = label_spots(list(zip(clean, corrupted)), list(results), ranges)
+    short = [point_label(label) for label in results]
+    spots = label_spots(list(zip(clean, corrupted)), short, ranges)
     for slot, (label, data) in enumerate(results.items()):
         name = _name(label, data)
         point = _line(
@@ -380,7 +398,7 @@ def corruption_figure(results: dict[str, dict]) -> go.Figure:
             [100 * data["mean_accuracy"]],
             "clean %{x:.1f}%, corrupted %{y:.1f}%",
             legendgroup=name,
-            text=[label if spots[slot] else ""],
+            text=[short[slot] if spots[slot] else ""],
             textposition=spots[slot] or LABEL_SPOTS[0],
         )
         fig.add_trace(point.update(mode="markers+text", marker_size=11), row=1, col=1)

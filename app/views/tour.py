@@ -89,4 +89,5 @@ def buildup_figure(accuracy: dict[int, tuple[float, float]]) -> go.Figure:
     if values := [100 * a for a, _ in accuracy.values()]:
         pad = max(0.5, 0.15 * (max(values) - min(values)))  # room for the labels above the top point
         fig.update_yaxes(range=[min(values) - pad, max(values) + 2 * pad])
+    fig.update_layout(showlegend=True)  # names the training length even when there is one
     return fig.update_xaxes(range=[-0.5, len(STEPS) - 0.5], dtick=1)

@@ -2,7 +2,7 @@
 (Fig 12a; step 0 is the PreAct ResNet, step 6 the paper's placement) with one recipe, and the CIFAR ViT
 with its own, all for the same number of epochs.
 
-    python scripts/train_family.py [--data .data/cifar10-jpeg] [--only step6,vit] [--epochs 15] [--commit] [--dry-run]
+    python scripts/train_family.py [--data .data/cifar10-jpeg] [--only step6,vit] [--epochs 40] [--commit] [--dry-run]
 
 With no member named it says where the family stands (finished, resumable, to do) and trains what is
 left, in the order step 6, step 0, ViT, then steps 3, 1, 5, 2, 4. Each run keeps its resumable state
@@ -32,7 +32,7 @@ sys.path.insert(0, str(REPO))
 from engine.models import CHECKPOINTS, checkpoint_stem  # noqa: E402
 from engine.placement import PAPER_DEPTHS, buildup_sequence  # noqa: E402
 
-EPOCHS = 15  # the default; `--epochs N` trains (and names) the recipes for N epochs
+EPOCHS = 40  # the default; `--epochs N` trains (and names) the recipes for N epochs (the first family: 15)
 ORDER = ("step6", "step0", "vit", "step3", "step1", "step5", "step2", "step4")
 SHARED_DATA = REPO.parent / "shared" / "data" / "cifar10-jpeg.tar.gz"
 
@@ -88,16 +88,22 @@ def is_finished(sidecar: Path, recipe: str, epochs: int) -> bool:
 
 
 def standing(name: str, stem: str, epochs: int) -> str:
-    """'finished', 'trained, not yet bundled', 'resumable at epoch X' or 'to do'."""
+    """'finished', 'trained, not yet bundled', 'resumable at epoch X' or 'to do'; the last two say what
+    is bundled meanwhile."""
     recipe = recipe_of(name, epochs)
-    if is_finished(CHECKPOINTS / f"{stem}.json", recipe, epochs):
+    bundled = CHECKPOINTS / f"{stem}.json"
+    if is_finished(bundled, recipe, epochs):
         return "finished"
     run = state_root(recipe) / stem
     if is_finished(run.with_suffix(".json"), recipe, epochs):
         return "trained, not yet bundled"
+    status = "to do"
     if run.with_suffix(".state.pt").is_file() and run.with_suffix(".json").is_file():
-        return f"resumable at epoch {json.loads(run.with_suffix('.json').read_text()).get('epochs', 0):g}"
-    return "to do"
+        status = f"resumable at epoch {json.loads(run.with_suffix('.json').read_text()).get('epochs', 0):g}"
+    if bundled.is_file():
+        meta = json.loads(bundled.read_text())
+        status += f" (bundled meanwhile: {meta['epochs']:g} epochs, {100 * meta['test_accuracy']:.1f}%)"
+    return status
 
 
 def command_for(name: str, data: str, epochs: int, out: Path | None = None) -> list[str]:

@@ -22,7 +22,7 @@ from app.views import paper_plots as plots
 from app.views import texts as text
 from engine.analyses.noise import FrequencyNoise
 from engine.errors import EngineError
-from engine.findings import FIGURE_MEMBERS, FINDINGS, PAPER_FIGURES, compute, member_label, members
+from engine.findings import FIGURE_MEMBERS, FINDINGS, PAPER_FIGURES, compute, member_label, members, outdated
 from engine.images import ImageInput
 from engine.registry import ASSETS, LoadedModel
 
@@ -126,14 +126,32 @@ def caption(name: str, section: dict | None, recomputed: bool = False) -> str:
     lines = [f"- **{run['label']}**: {headline(run['result'])}" for run in section["models"].values()]
     if name == "trajectory":
         runs = "; ".join(f"{run['label']}: {run['weights']}" for run in section["models"].values())
-        return "\n".join([*lines, f"\nWeights at {section['options']['points']} moments of training. {runs}."])
-    split = "test" if section["split"] == "test" else "training"
-    origin = (
-        "recomputed in this session"
-        if recomputed
-        else (f"stored, made by `{section.get('command', 'python -m engine findings')}` on {section.get('date', '?')}")
+        notes = [f"\nWeights at {section['options']['points']} moments of training. {runs}."]
+    else:
+        split = "test" if section["split"] == "test" else "training"
+        command = section.get("command", "python -m engine findings")
+        origin = (
+            "recomputed in this session" if recomputed else f"stored, made by `{command}` on {section.get('date', '?')}"
+        )
+        notes = [f"\n{section['images']} images of the bundled CIFAR-10 {split} subset; {origin}."]
+    return "\n".join([*lines, *notes, *outdated_note(name, section)])
+
+
+def outdated_note(name: str, section: dict) -> list[str]:
+    """A warning, where a member's bundled checkpoint has been retrained since `section` was measured."""
+    changed = outdated(section)
+    if not changed:
+        return []
+    which = "; ".join(
+        f"{label} measured at {then.removeprefix('trained here: ')}, bundled now: {now.removeprefix('trained here: ')}"
+        for label, (then, now) in changed.items()
     )
-    return "\n".join([*lines, f"\n{section['images']} images of the bundled CIFAR-10 {split} subset; {origin}."])
+    remedy = (
+        "press **Recompute** to measure the bundled checkpoints"
+        if name in FINDINGS
+        else "`python scripts/record_trajectories.py` stores the new checkpoints' trajectories"
+    )
+    return [f"\n**Older checkpoints.** These numbers predate the bundled weights ({which}): {remedy}."]
 
 
 def weights_line(runs: list[tuple[str, str]]) -> str:

@@ -21,8 +21,10 @@ import numpy as np
 
 from .analyses import corruption, hessian, landscape, lesion, noise, similarity
 from .analyses.base import ModelAnalysis, Progress
+from .checkpoint import read_meta
 from .cifar_subset import subset
 from .errors import EngineError
+from .models import bundled_path
 from .placement import PAPER_DEPTHS, buildup_sequence
 from .registry import LoadedModel, create_model
 
@@ -43,6 +45,27 @@ def member_label(key: str) -> str:
     if key == "vit":
         return "ViT"
     return "ResNet (step 0)" if key == "step0" else f"AlterNet step {key[4:]}"
+
+
+def bundled_summary(key: str) -> str | None:
+    """How member `key`'s bundled checkpoint describes itself now ('trained here: 15 epochs, 84.0% CIFAR-10
+    test accuracy'); None when none is bundled."""
+    name, options = members()[ALIASES.get(key, key)]
+    path = bundled_path(name, options)
+    return None if path is None else read_meta(path).summary()
+
+
+def outdated(section: dict) -> dict[str, tuple[str, str]]:
+    """The members of a stored `section` whose trained weights have since been replaced in the bundle:
+    label -> (the weights it was measured with, the bundled ones now). Random-weight runs never are."""
+    family, changed = members(), {}
+    for key, run in section.get("models", {}).items():
+        if key not in family or run.get("random_weights"):
+            continue  # a pair's entry (similarity) goes with its members
+        then, now = run["weights"].split(" (")[0], bundled_summary(key)
+        if now is not None and then != now:
+            changed[run["label"]] = (then, now)
+    return changed
 
 
 def load_member(key: str, weights: str = "pretrained", device: str = "auto") -> LoadedModel:

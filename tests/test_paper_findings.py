@@ -3,6 +3,7 @@ the Paper figures tab over the real Gradio server and in Chromium, and in Stream
 
 from __future__ import annotations
 
+import copy
 import json
 import subprocess
 import sys
@@ -13,9 +14,9 @@ import pytest
 from gradio_client import Client, handle_file
 from streamlit.testing.v1 import AppTest
 
-from app.paper_findings import ORDER, PAIRS, panels, stored
+from app.paper_findings import ORDER, PAIRS, caption, panels, stored
 from engine.analyses.noise import FrequencyNoise
-from engine.findings import FIGURE_MEMBERS, FINDINGS, load_member, members
+from engine.findings import FIGURE_MEMBERS, FINDINGS, load_member, member_label, members, outdated
 from tests.conftest import ROOT
 
 TIMEOUT_MS = 300_000
@@ -45,11 +46,34 @@ def test_every_analysis_is_stored_for_every_figure_model_with_the_command_that_m
         assert trajectory["r"][0] == pytest.approx(1) and trajectory["theta_deg"][0] == pytest.approx(0, abs=1e-6)
 
 
-def test_a_stored_result_is_what_the_engine_computes_now():
-    """The ViT's stored Fig 10a heat map, recomputed on the stored images with the stored settings."""
+def test_a_stored_result_is_what_the_engine_computes_now_or_the_tab_says_it_is_older():
+    """A stored Fig 10a heat map (the ViT's, else another member's still bundled), recomputed on the stored
+    images with the stored settings. While the family is retrained, a member whose checkpoint has been
+    replaced since the store was made is named in the caption instead."""
     section = stored()["findings"]["similarity"]
-    again = FINDINGS["similarity"].run(load_member("vit", device="cpu"), section["images"])
-    np.testing.assert_allclose(again["cka"], section["models"]["vit"]["result"]["cka"], atol=1e-4)
+    changed = outdated(section)
+    current = [key for key in ("vit", "step0", "step6") if member_label(key) not in changed]
+    for key in FIGURE_MEMBERS:
+        if member_label(key) in changed:
+            assert member_label(key) + " measured at" in caption("similarity", section)
+    if current:
+        again = FINDINGS["similarity"].run(load_member(current[0], device="cpu"), section["images"])
+        np.testing.assert_allclose(again["cka"], section["models"][current[0]]["result"]["cka"], atol=1e-4)
+
+
+def test_a_result_measured_with_replaced_weights_is_flagged_and_a_random_one_is_not():
+    section = copy.deepcopy(stored()["findings"]["hessian"])
+    section["models"]["step6"]["weights"] = "trained here: 2 epochs, 58.0% CIFAR-10 test accuracy (a.safetensors)"
+    section["models"]["vit"] |= {"weights": "random weights (seed 0)", "random_weights": True}
+    assert "AlterNet step 6" in outdated(section) and "ViT" not in outdated(section)
+    text = caption("hessian", section)
+    assert "AlterNet step 6 measured at 2 epochs, 58.0% CIFAR-10 test accuracy, bundled now: " in text
+    assert "press **Recompute**" in text and "ViT measured" not in text
+    trajectory = copy.deepcopy(stored()["findings"]["trajectory"])
+    trajectory["models"]["step0"]["weights"] = "trained here: 2 epochs, 59.1% CIFAR-10 test accuracy"
+    assert "scripts/record_trajectories.py` stores the new checkpoints' trajectories" in caption(
+        "trajectory", trajectory
+    )
 
 
 def test_cli_subcommand_prints_each_model_and_merges_into_the_json(tmp_path: Path):

@@ -355,17 +355,11 @@ def label_spots(
     spots = []
     for i, ((px, py), label) in enumerate(zip(to_px, labels)):
         others = [t for j, t in enumerate(taken) if j != i]
-        spot = next(
-            (
-                s
-                for s in LABEL_SPOTS
-                if inside(box(s, px, py, len(label))) and all(clear(box(s, px, py, len(label)), t) for t in others)
-            ),
-            None,
-        )
+        boxes = {s: box(s, px, py, len(label)) for s in LABEL_SPOTS}
+        spot = next((s for s, b in boxes.items() if inside(b) and all(clear(b, t) for t in others)), None)
         spots.append(spot)
         if spot is not None:
-            taken.append(box(spot, px, py, len(label)))
+            taken.append(boxes[spot])
     return spots
 
 

@@ -6,7 +6,7 @@ Over the bundled test subset (assets/cifar10_test_subset.npz, 1,000 images), per
 - Fig 9: the share of MSA units that lower the feature-map variance (variance after the unit below
   the one before it) and the share of Conv/MLP units that raise it;
 - Fig 8: the same for the high-frequency Δ log amplitude;
-- Fig 12a: the test-subset accuracy of each AlterNet build-up step.
+- Fig 12a: the test-subset accuracy of each AlterNet build-up step, with the epochs it was trained for.
 Subsampling (pool) blocks and the stem are left out of the shares: the claims are about units that
 keep the resolution. Models without a bundled checkpoint are listed as missing, never replaced by
 random weights unless --weights random is asked for.
@@ -23,13 +23,22 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repository, for `engine`
 
 import engine
+from engine.checkpoint import read_meta
 from engine.cifar_subset import subset
 from engine.claims import Count, Evidence
+from engine.models import bundled_path
 from engine.placement import PAPER_DEPTHS, buildup_sequence
 
 
 def share(count: Count) -> float:
     return count.share if count.share is not None else float("nan")
+
+
+def trained_for(name: str, build: dict, random: bool) -> str:
+    """The bundled checkpoint's epochs ('-' for random weights): the family is retrained member by member,
+    and only equal runs compare."""
+    path = None if random else bundled_path(name, build)
+    return "-" if path is None else f"{read_meta(path).epochs:g}"
 
 
 def main() -> None:
@@ -54,15 +63,15 @@ def main() -> None:
         f"{len(images)} test images of the bundled subset (CIFAR-10, JPEG-q75 re-encoding), weights: {args.weights}\n"
     )
     print(
-        "| model | accuracy | MSA lower variance | Conv/MLP raise variance | MSA lower high-freq "
+        "| model | epochs | accuracy | MSA lower variance | Conv/MLP raise variance | MSA lower high-freq "
         "| Conv/MLP raise high-freq |"
     )
-    print("|---|---:|---:|---:|---:|---:|")
+    print("|---|---:|---:|---:|---:|---:|---:|")
     for name, label, build in runs:
         try:
             model = engine.create_model(name, weights=args.weights, device=args.device, **build)
         except engine.WeightsUnavailableError:
-            print(f"| {label} | no bundled checkpoint | | | | |")
+            print(f"| {label} | no bundled checkpoint | | | | | |")
             continue
         result = engine.Analyzer(model, batch_size=100).attribute(list(images))
         accuracy = np.mean([p[0].index == y for p, y in zip(result.predictions, labels)])
@@ -74,10 +83,8 @@ def main() -> None:
             e.others_raise_high_frequency,
         ]
         cells = [share(count) for count in counts]
-        print(
-            f"| {label} | {accuracy:.1%} | " + " | ".join(f"{c:.0%}" if c == c else "-" for c in cells) + " |",
-            flush=True,
-        )
+        shares = " | ".join(f"{c:.0%}" if c == c else "-" for c in cells)
+        print(f"| {label} | {trained_for(name, build, model.random)} | {accuracy:.1%} | {shares} |", flush=True)
 
 
 if __name__ == "__main__":

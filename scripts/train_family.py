@@ -29,6 +29,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from engine.checkpoint import read_meta  # noqa: E402
 from engine.models import CHECKPOINTS, checkpoint_stem  # noqa: E402
 from engine.placement import PAPER_DEPTHS, buildup_sequence  # noqa: E402
 
@@ -101,8 +102,7 @@ def standing(name: str, stem: str, epochs: int) -> str:
     if run.with_suffix(".state.pt").is_file() and run.with_suffix(".json").is_file():
         status = f"resumable at epoch {json.loads(run.with_suffix('.json').read_text()).get('epochs', 0):g}"
     if bundled.is_file():
-        meta = json.loads(bundled.read_text())
-        status += f" (bundled meanwhile: {meta['epochs']:g} epochs, {100 * meta['test_accuracy']:.1f}%)"
+        status += f" (bundled meanwhile: {read_meta(bundled).summary().removeprefix('trained here: ')})"
     return status
 
 

@@ -15,7 +15,7 @@ def test_standing_follows_the_bundled_sidecar_and_the_state_outside_the_work_tre
     stem = family()["step6"][1]
     bundled = json.loads((CHECKPOINTS / f"{stem}.json").read_text())
     epochs = int(bundled["epochs"])
-    meanwhile = f"(bundled meanwhile: {epochs} epochs, {100 * bundled['test_accuracy']:.1f}%)"
+    meanwhile = f"(bundled meanwhile: {epochs} epochs, {100 * bundled['test_accuracy']:.1f}% CIFAR-10 test accuracy)"
     if bundled["recipe"].get("name") == recipe_of("step6", epochs):
         assert standing("step6", stem, epochs) == "finished"
     longer = epochs + 25

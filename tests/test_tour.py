@@ -20,6 +20,7 @@ from app.tabs.compare import CompareTab, Look
 from app.tabs.tour import KEYS, TourTab, index_of
 from app.views.evidence import better_verdict, distance_verdict, unit_verdict
 from app.views.tour import buildup_figure
+from engine.findings import outdated
 from engine.results import AttentionLayer, AttentionResult
 from tests.conftest import ROOT, streamlit_settled, streamlit_upload
 from tests.test_claims import KINDS, result
@@ -85,6 +86,8 @@ def test_every_step_has_the_papers_claim_a_picture_and_a_verdict_from_the_screen
     }
     robustness = steps[-1].verdict
     assert robustness.holds is bool(drop["step0"] > drop["vit"]) and f"{drop['vit']:.1f} points" in robustness.text
+    noise = json.loads(Path(STORE).read_text())["findings"]["noise"]
+    assert ("Older checkpoints" in robustness.text) is bool(outdated(noise))  # flagged while the family is retrained
     alternet = steps[5].verdict.text
     assert "Not comparable yet" in alternet or "Holds here" in alternet or "Does not hold here" in alternet
 

@@ -170,7 +170,8 @@ class TourTab:
             drops["vit"],
             unit=" points",
         )
-        return findings.figures("noise", section)[0], None, verdict
+        flagged = Verdict(verdict.holds, "".join([verdict.text, *findings.outdated_note("noise", section)]))
+        return findings.figures("noise", section)[0], None, flagged
 
     def export(self, runs: list[ModelRun], look: Look = Look()) -> Download:
         """Every step as one page of a handout (tour.html), with its figure and picture, in one ZIP."""

@@ -322,7 +322,16 @@ def _padded(values: list[float], share: float) -> list[float]:
     return [min(values) - pad, max(values) + pad]
 
 
-LABEL_SPOTS = ("top center", "bottom center", "middle right", "middle left", "top right", "bottom left")
+LABEL_SPOTS = (
+    "top center",
+    "bottom center",
+    "middle right",
+    "middle left",
+    "top right",
+    "bottom left",
+    "top left",
+    "bottom right",
+)
 
 
 def label_spots(

@@ -22,7 +22,16 @@ from app.views import paper_plots as plots
 from app.views import texts as text
 from engine.analyses.noise import FrequencyNoise
 from engine.errors import EngineError
-from engine.findings import FIGURE_MEMBERS, FINDINGS, PAPER_FIGURES, compute, member_label, members, outdated
+from engine.findings import (
+    FIGURE_MEMBERS,
+    FINDINGS,
+    PAPER_FIGURES,
+    compute,
+    measured_with,
+    member_label,
+    members,
+    outdated,
+)
 from engine.images import ImageInput
 from engine.registry import ASSETS, LoadedModel
 
@@ -174,10 +183,7 @@ def for_slides(sections: dict[str, dict | None]) -> dict[str, go.Figure]:
     out = {}
     for name in ORDER:
         section = sections.get(name)
-        runs = [
-            (run["label"], run["weights"].split(" (")[0])  # without the checkpoint's file name
-            for run in (section or {}).get("models", {}).values()
-        ]
+        runs = [(run["label"], measured_with(run)) for run in (section or {}).get("models", {}).values()]
         for i, figure in enumerate(figures(name, section)):
             weights = weights_line(runs[i : i + 1] if FIGURES[name].per_run else runs)
             out[f"paper-{name}{f'-{i}' if panels(name) > 1 else ''}"] = export.titled(figure, weights)

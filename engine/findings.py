@@ -55,6 +55,11 @@ def bundled_summary(key: str) -> str | None:
     return None if path is None else read_meta(path).summary()
 
 
+def measured_with(run: dict) -> str:
+    """A stored run's weights without the checkpoint's file name ('trained here: 15 epochs, ...')."""
+    return run["weights"].split(" (")[0]
+
+
 def outdated(section: dict) -> dict[str, tuple[str, str]]:
     """The members of a stored `section` whose trained weights have since been replaced in the bundle:
     label -> (the weights it was measured with, the bundled ones now). Random-weight runs never are."""
@@ -62,7 +67,7 @@ def outdated(section: dict) -> dict[str, tuple[str, str]]:
     for key, run in section.get("models", {}).items():
         if key not in family or run.get("random_weights"):
             continue  # a pair's entry (similarity) goes with its members
-        then, now = run["weights"].split(" (")[0], bundled_summary(key)
+        then, now = measured_with(run), bundled_summary(key)
         if now is not None and then != now:
             changed[run["label"]] = (then, now)
     return changed

@@ -29,36 +29,29 @@ from __future__ import annotations
 
 import argparse
 import math
-import shutil
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Iterable, Sequence
 
 import numpy as np
 import torch
 import torch.nn.functional as F
-from PIL import Image
 from torch import nn
 from tqdm import tqdm
 
 from . import checkpoint as ckpt
-from .cifar_subset import subset
 from .errors import CheckpointError, EngineError
 from .models import (
     CHECKPOINTS,
     CIFAR10_CLASSES,
-    CIFAR10_MEAN,
-    CIFAR10_STD,
     DEFAULT_WIDTH,
     checkpoint_stem,
     resolve_placement,
 )
 from .placement import PAPER_DEPTHS
 from .registry import get_spec, resolve_device
-
-SHARED_DATA_NOTE = "JPEG-q75 re-encoding"
+from .training_data import Normalize, Split, crop_flip, load_data, subset_split
+from .trajectory import TrajectoryRecorder
 
 
 @dataclass
@@ -138,22 +131,6 @@ class TrainConfig:
 
 
 @dataclass
-class Split:
-    """Images as uint8 (N, 3, H, W) and their labels as int64 (N,)."""
-
-    images: torch.Tensor
-    labels: torch.Tensor
-
-
-@dataclass
-class Data:
-    train: Split
-    test: Split
-    classes: tuple[str, ...]
-    description: str
-
-
-@dataclass
 class Evaluation:
     accuracy: float
     nll: float
@@ -168,87 +145,6 @@ class TrainResult:
     evaluation: Evaluation
     epoch_losses: list[float] = field(default_factory=list)
     images_per_s: float = 0.0
-
-
-def _subset(count: int, limit: int | None, seed: int) -> torch.Tensor:
-    """Indices of a seeded random subset of `limit` items (all, in order, without a limit)."""
-    if limit is None or limit >= count:
-        return torch.arange(count)
-    return torch.randperm(count, generator=torch.Generator().manual_seed(seed))[:limit].sort().values
-
-
-def _decode(path: str, size: int) -> np.ndarray:
-    with Image.open(path) as image:
-        image = image.convert("RGB")
-        if image.size != (size, size):
-            image = image.resize((size, size), Image.BICUBIC)
-        return np.asarray(image)
-
-
-def load_image_folder(
-    root: Path, limit: int | None, seed: int, classes: tuple[str, ...] | None = None, size: int = 32
-) -> tuple[Split, tuple[str, ...]]:
-    """Decode an ImageFolder tree (root/<class>/*) once into memory."""
-    from torchvision.datasets import ImageFolder
-
-    if not root.is_dir():
-        raise EngineError(f"dataset folder {root} does not exist")
-    folder = ImageFolder(str(root))
-    if classes is not None and tuple(folder.classes) != classes:
-        raise EngineError(f"{root} has classes {folder.classes}, the training set has {list(classes)}")
-    picked = [folder.samples[i] for i in _subset(len(folder.samples), limit, seed).tolist()]
-    with ThreadPoolExecutor(8) as pool:
-        arrays = list(pool.map(lambda sample: _decode(sample[0], size), picked))
-    images = torch.from_numpy(np.stack(arrays)).permute(0, 3, 1, 2).contiguous()
-    labels = torch.tensor([label for _, label in picked], dtype=torch.int64)
-    return Split(images, labels), tuple(folder.classes)
-
-
-def load_data(source: str, limit_train: int | None, limit_test: int | None, seed: int) -> Data:
-    """`cifar10` (torchvision's download into .data/) or an ImageFolder directory with train/ and test/."""
-    if source == "cifar10":
-        from torchvision.datasets import CIFAR10
-
-        root = ckpt.REPO / ".data"
-        splits = []
-        for train, limit in ((True, limit_train), (False, limit_test)):
-            ds = CIFAR10(str(root), train=train, download=True)
-            idx = _subset(len(ds.targets), limit, seed)
-            images = torch.from_numpy(ds.data).permute(0, 3, 1, 2)[idx].contiguous()
-            splits.append(Split(images, torch.tensor(ds.targets, dtype=torch.int64)[idx]))
-        return Data(splits[0], splits[1], tuple(ds.classes), "CIFAR-10 (torchvision)")
-    root = Path(source)
-    train, classes = load_image_folder(root / "train", limit_train, seed)
-    test, _ = load_image_folder(root / "test", limit_test, seed, classes)
-    jpeg = next((root / "train").rglob("*.jpg"), None) is not None
-    cifar = f"CIFAR-10, {SHARED_DATA_NOTE}, " if jpeg and classes == CIFAR10_CLASSES else ""
-    description = f"{cifar}ImageFolder {root.name}"
-    return Data(train, test, classes, description)
-
-
-class Normalize(nn.Module):
-    """uint8 images -> normalized float images, on the device."""
-
-    def __init__(self, device: torch.device):
-        super().__init__()
-        self.mean = torch.tensor(CIFAR10_MEAN, device=device).view(1, 3, 1, 1) * 255
-        self.std = torch.tensor(CIFAR10_STD, device=device).view(1, 3, 1, 1) * 255
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return (x.float() - self.mean) / self.std
-
-
-def crop_flip(x: torch.Tensor, generator: torch.Generator, pad: int = 4) -> torch.Tensor:
-    """Per image: a random crop of the zero-padded batch (pad 4) and a random horizontal flip."""
-    b, _, h, w = x.shape
-    offsets = torch.randint(0, 2 * pad + 1, (2, b), generator=generator).to(x.device)
-    flips = torch.rand(b, generator=generator).to(x.device) < 0.5
-    padded = F.pad(x, (pad, pad, pad, pad))
-    rows = offsets[0, :, None] + torch.arange(h, device=x.device)
-    cols = offsets[1, :, None] + torch.arange(w, device=x.device)
-    cols = torch.where(flips[:, None], cols.flip(1), cols)
-    batch = torch.arange(b, device=x.device)[:, None, None]
-    return padded.permute(0, 2, 3, 1)[batch, rows[:, :, None], cols[:, None, :]].permute(0, 3, 1, 2)
 
 
 def lr_at(step: int, total: int, warmup: int, base: float, progress: float | None = None) -> float:
@@ -327,12 +223,6 @@ def _memory_format(x: torch.Tensor, precision: str) -> torch.Tensor:
     return x.contiguous(memory_format=torch.channels_last) if precision == "bf16" else x
 
 
-def subset_split() -> Split:
-    """The bundled CIFAR-10 test subset (engine.cifar_subset) as a Split."""
-    images, labels = subset()
-    return Split(torch.from_numpy(images).permute(0, 3, 1, 2).contiguous(), torch.from_numpy(labels).long())
-
-
 def _mixer(cfg: TrainConfig, num_classes: int):
     """timm's Mixup/CutMix with label smoothing, or plain smoothed one-hot targets without them."""
     from timm.data import Mixup
@@ -353,102 +243,6 @@ def _seed_epoch(seed: int, epoch: int) -> torch.Generator:
     torch.manual_seed(seed * 10_007 + epoch)
     np.random.seed((seed * 10_007 + epoch) % 2**32)
     return torch.Generator().manual_seed(seed * 10_007 + epoch)
-
-
-def flat_parameters(model: nn.Module) -> np.ndarray:
-    """Every trainable parameter, flattened in order into one fp32 vector on the CPU."""
-    with torch.no_grad():
-        return torch.cat([p.detach().float().flatten() for p in model.parameters() if p.requires_grad]).cpu().numpy()
-
-
-def _vector(x: np.ndarray | torch.Tensor) -> np.ndarray:
-    """A float64 copy of `x`, flattened (the caller's arrays are left alone)."""
-    if isinstance(x, torch.Tensor):
-        x = x.detach().cpu().numpy()
-    return np.array(x, dtype=np.float64).ravel()
-
-
-def polar_trajectory(
-    snapshots: Iterable[np.ndarray] | torch.Tensor, final: np.ndarray | torch.Tensor
-) -> tuple[np.ndarray, np.ndarray]:
-    """Fig 1b: (r_t, θ_t in degrees) of weight snapshots w_t, the first at initialization, around the final
-    weights: with Δw_t = w_t - final, r_t = |Δw_t| / |Δw_0| and θ_t = arccos(Δw_t·Δw_0 / (|Δw_t| |Δw_0|)),
-    0 where Δw_t = 0. In float64, one snapshot at a time (they may be memory-mapped files)."""
-    end = _vector(final)
-    r, theta = [], []
-    first = first_norm = None
-    for snapshot in snapshots:
-        delta = _vector(snapshot)
-        if delta.shape != end.shape:
-            raise EngineError(f"a snapshot of {delta.size} weights against final weights of {end.size}")
-        delta -= end
-        norm = float(np.linalg.norm(delta))
-        if first is None:
-            if norm == 0:
-                raise EngineError("the first snapshot equals the final weights: training did not move them")
-            first, first_norm = delta, norm
-        r.append(norm / first_norm)
-        cosine = 1.0 if delta is first or norm == 0 else float(delta @ first) / (norm * first_norm)
-        theta.append(math.degrees(math.acos(min(1.0, max(-1.0, cosine)))))
-    if first is None:
-        raise EngineError("a weight trajectory needs at least one snapshot")
-    return np.array(r), np.array(theta)
-
-
-class TrajectoryRecorder:
-    """Fig 1b's snapshots: at most one per step, when moment k (share k/points of the schedule done) is due,
-    the trainable parameters into `folder`/k.npy; `epochs` holds the epoch (a float) of each."""
-
-    def __init__(self, folder: Path, points: int, epochs: Sequence[float] = ()) -> None:
-        self.folder, self.points, self.epochs = folder, points, list(epochs)
-
-    @classmethod
-    def start(
-        cls, folder: Path, points: int, resumed: Path | None = None, state: dict | None = None
-    ) -> TrajectoryRecorder:
-        """A recorder into an empty `folder`, or on a resume one that goes on from the snapshots in `resumed`
-        that the resumed run's training `state` lists."""
-        earlier = (state or {}).get("trajectory") or {}
-        epochs = list(earlier.get("epochs", []))
-        files = [resumed / f"{k:04d}.npy" for k in range(len(epochs))] if resumed else []
-        if resumed is not None and not (earlier.get("points") == points and all(f.is_file() for f in files)):
-            print(
-                f"note: the weight snapshots in {resumed} are missing or not of {points} points; "
-                "this run's trajectory (Fig 1b) starts at the resume point",
-                flush=True,
-            )
-            epochs, files = [], []
-        if not (files and resumed.resolve() == folder.resolve()):  # else resumed in place: they are there
-            shutil.rmtree(folder, ignore_errors=True)
-            folder.mkdir(parents=True)
-            for file in files:
-                shutil.copyfile(file, folder / file.name)
-        return cls(folder, points, epochs)
-
-    def take(self, model: nn.Module, progress: float, epoch: float) -> None:
-        """Snapshot `model` if the next moment is due at `progress` (the share of the schedule done)."""
-        k = len(self.epochs)
-        if k < self.points and progress >= k / self.points:
-            np.save(self.folder / f"{k:04d}.npy", flat_parameters(model))
-            self.epochs.append(round(epoch, 4))
-
-    def state(self) -> dict:
-        """What a resumed run needs to go on: saved with the optimizer state."""
-        return {"points": self.points, "epochs": list(self.epochs)}
-
-    def finish(self, model: nn.Module) -> dict | None:
-        """The sidecar's trajectory around `model`'s (final) weights, None without snapshots; deletes the folder."""
-        try:
-            if not self.epochs:
-                return None
-            snapshots = (np.load(self.folder / f"{k:04d}.npy", mmap_mode="r") for k in range(len(self.epochs)))
-            r, theta = polar_trajectory(snapshots, flat_parameters(model))
-            return {"epochs": self.epochs, "r": r.tolist(), "theta_deg": theta.tolist()}
-        finally:
-            self.discard()
-
-    def discard(self) -> None:
-        shutil.rmtree(self.folder, ignore_errors=True)
 
 
 def make_optimizer(cfg: TrainConfig, model: nn.Module, device: torch.device) -> torch.optim.Optimizer:

@@ -11,7 +11,8 @@ import torch
 from engine.models import CHECKPOINTS, checkpoint_stem
 from engine.placement import PAPER_DEPTHS, buildup_sequence
 from engine.registry import create_model, load_checkpoint
-from engine.train import evaluate, subset_split
+from engine.train import evaluate
+from engine.training_data import subset_split
 
 SIDECARS = sorted(CHECKPOINTS.glob("*.json"))
 # the first priority: build-up steps 0, 2, 4 and 6 (the paper's placement) and the CIFAR ViT

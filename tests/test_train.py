@@ -13,7 +13,8 @@ from engine import models
 from engine.errors import CheckpointError, EngineError
 from engine.models import build_alternet
 from engine.registry import create_model, load_checkpoint
-from engine.train import crop_flip, lr_at, main, resolve_precision
+from engine.train import lr_at, main, resolve_precision
+from engine.training_data import crop_flip
 
 TINY = ["--model", "alternet", "--width", "4", "--depths", "1,1,2,2", "--msa", "s3:2,s4:2", "--batch-size", "16"]
 QUICK = ["--mixup", "0", "--cutmix", "0", "--lr", "3e-3", "--warmup-epochs", "0.5", "--device", "cpu", "--no-progress"]

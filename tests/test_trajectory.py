@@ -12,7 +12,8 @@ from PIL import Image
 from engine import train as trainer
 from engine.errors import EngineError
 from engine.registry import get_spec, load_checkpoint
-from engine.train import main, parse_args, polar_trajectory
+from engine.train import main, parse_args
+from engine.trajectory import polar_trajectory
 
 TINY = ["--model", "alternet", "--width", "4", "--depths", "1,1,2,2", "--msa", "s3:2,s4:2", "--batch-size", "16"]
 QUICK = ["--mixup", "0", "--cutmix", "0", "--lr", "3e-3", "--warmup-epochs", "0.5", "--device", "cpu", "--no-progress"]

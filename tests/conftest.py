@@ -54,6 +54,24 @@ def photos() -> list[Image.Image]:
     return [Image.open(path).convert("RGB") for path in SAMPLES]
 
 
+def two_class_folder(root: Path, train: int, test: int, stripes: bool) -> Path:
+    """An ImageFolder tree of two classes of 32x32 noise, red and blue, `train` and `test` images each;
+    with `stripes` the reds get vertical stripes and the blues horizontal ones."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    for split, count in (("train", train), ("test", test)):
+        for label, name in enumerate(("reds", "blues")):
+            (root / split / name).mkdir(parents=True)
+            for i in range(count):
+                pixels = rng.integers(0, 80, (32, 32, 3))
+                pixels[:, :, 2 * label] += 150
+                if stripes:
+                    pixels[:: 4 if label else 1, :: 1 if label else 4] += 25
+                Image.fromarray(pixels.astype(np.uint8)).save(root / split / name / f"{i:03d}.png")
+    return root
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

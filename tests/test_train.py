@@ -3,10 +3,8 @@
 import json
 import math
 
-import numpy as np
 import pytest
 import torch
-from PIL import Image
 
 from engine import checkpoint as ckpt
 from engine import models
@@ -15,6 +13,7 @@ from engine.models import build_alternet
 from engine.registry import create_model, load_checkpoint
 from engine.train import lr_at, main, resolve_precision
 from engine.training_data import crop_flip
+from tests.conftest import two_class_folder
 
 TINY = ["--model", "alternet", "--width", "4", "--depths", "1,1,2,2", "--msa", "s3:2,s4:2", "--batch-size", "16"]
 QUICK = ["--mixup", "0", "--cutmix", "0", "--lr", "3e-3", "--warmup-epochs", "0.5", "--device", "cpu", "--no-progress"]
@@ -23,17 +22,7 @@ QUICK = ["--mixup", "0", "--cutmix", "0", "--lr", "3e-3", "--warmup-epochs", "0.
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory):
     """Two classes told apart by colour and stripes: 32 training and 8 test images each."""
-    root = tmp_path_factory.mktemp("shapes")
-    rng = np.random.default_rng(0)
-    for split, count in (("train", 32), ("test", 8)):
-        for label, name in enumerate(("reds", "blues")):
-            (root / split / name).mkdir(parents=True)
-            for i in range(count):
-                pixels = rng.integers(0, 80, (32, 32, 3))
-                pixels[:, :, 2 * label] += 150
-                pixels[:: 4 if label else 1, :: 1 if label else 4] += 25
-                Image.fromarray(pixels.clip(0, 255).astype(np.uint8)).save(root / split / name / f"{i:03d}.png")
-    return root
+    return two_class_folder(tmp_path_factory.mktemp("shapes"), train=32, test=8, stripes=True)
 
 
 def test_training_lowers_loss_and_checkpoint_reloads_identically(folder, tmp_path, monkeypatch):

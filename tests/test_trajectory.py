@@ -7,13 +7,13 @@ import math
 import numpy as np
 import pytest
 import torch
-from PIL import Image
 
 from engine import train as trainer
 from engine.errors import EngineError
 from engine.registry import get_spec, load_checkpoint
 from engine.train import main, parse_args
 from engine.trajectory import polar_trajectory
+from tests.conftest import two_class_folder
 
 TINY = ["--model", "alternet", "--width", "4", "--depths", "1,1,2,2", "--msa", "s3:2,s4:2", "--batch-size", "16"]
 QUICK = ["--mixup", "0", "--cutmix", "0", "--lr", "3e-3", "--warmup-epochs", "0.5", "--device", "cpu", "--no-progress"]
@@ -25,16 +25,7 @@ pytestmark = pytest.mark.usefixtures("one_thread")
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory):
     """Two classes of noise, red and blue: 32 training images (4 steps of 16 per epoch) and 4 test images each."""
-    root = tmp_path_factory.mktemp("colours")
-    rng = np.random.default_rng(0)
-    for split, count in (("train", 32), ("test", 4)):
-        for label, name in enumerate(("reds", "blues")):
-            (root / split / name).mkdir(parents=True)
-            for i in range(count):
-                pixels = rng.integers(0, 80, (32, 32, 3))
-                pixels[:, :, 2 * label] += 150
-                Image.fromarray(pixels.astype(np.uint8)).save(root / split / name / f"{i:03d}.png")
-    return root
+    return two_class_folder(tmp_path_factory.mktemp("colours"), train=32, test=4, stripes=False)
 
 
 def flat(module: torch.nn.Module) -> np.ndarray:

@@ -96,6 +96,17 @@ def offer(download: Download | None, key: str) -> None:
         st.download_button(f"Download {download.filename}", download.data, download.filename, key=key)
 
 
+def export_button(label: str, name: str, make: Callable[[], Download], where=st, busy: str | None = None) -> None:
+    """A button that prepares `name`'s download with `make` (a problem shown as such), then the download."""
+    try:
+        if where.button(label, key=f"{name}_export"):
+            with st.spinner(busy or "Rendering"):
+                state[f"{name}_exported"] = make()
+    except Problem as exc:
+        st.error(str(exc))
+    offer(state.get(f"{name}_exported"), f"{name}_download")
+
+
 def look() -> Look:
     shaded = state.get("shaded", 0)
     return Look(
@@ -287,12 +298,7 @@ def dataset_section(names: list[str], typed: str, weights: str) -> None:
         right.plotly_chart(shown.variance, theme=None, key="dataset_variance")
         for column, result, spectrum in zip(st.columns(len(shown.results)), shown.results, shown.spectra):
             column.plotly_chart(spectrum, theme=None, key=f"dataset_spectrum_{result.name}")
-        try:
-            if st.button(LABEL.dataset_export, key="dataset_export"):
-                state.dataset_exported = dataset.export(shown.results)
-        except Problem as exc:
-            st.error(str(exc))
-        offer(state.get("dataset_exported"), "dataset_download")
+        export_button(LABEL.dataset_export, "dataset", lambda: dataset.export(shown.results))
 
 
 def show_builder(built: Builder) -> None:
@@ -366,12 +372,7 @@ def alternet_tab(picture: tuple[bytes, str]) -> None:
     if shown.accuracy:
         st.markdown(shown.accuracy)
     st.markdown(shown.here)
-    try:
-        if st.button(LABEL.alternet_export, key="alternet_export"):
-            state.alternet_exported = alternet.export(shown)
-    except Problem as exc:
-        st.error(str(exc))
-    offer(state.get("alternet_exported"), "alternet_download")
+    export_button(LABEL.alternet_export, "alternet", lambda: alternet.export(shown))
 
 
 def move(delta: int) -> None:
@@ -397,13 +398,13 @@ def tour_tab() -> None:
     back, ahead, export = st.columns(3)
     back.button("← Back", key="tour_back", disabled=step.number == 1, on_click=move, args=(-1,))
     ahead.button("Next →", key="tour_next", disabled=step.number == len(TOUR_KEYS), on_click=move, args=(1,))
-    if export.button("Export this tour (handout)", key="tour_export"):
-        try:
-            with st.spinner("Rendering every step"):
-                state.tour_exported = tour.export(state.get("runs", []), look())
-        except Problem as exc:
-            st.error(str(exc))
-    offer(state.get("tour_exported"), "tour_download")
+    export_button(
+        "Export this tour (handout)",
+        "tour",
+        lambda: tour.export(state.get("runs", []), look()),
+        where=export,
+        busy="Rendering every step",
+    )
 
 
 def paper_tab(picture: tuple[bytes, str]) -> None:
@@ -431,12 +432,7 @@ def paper_tab(picture: tuple[bytes, str]) -> None:
             st.error(str(exc))
         if name == NOISE and "photo_noise" in state:
             st.plotly_chart(state.photo_noise, theme=None, key="paper_noise_photo_plot")
-    try:
-        if st.button(LABEL.paper_export, key="paper_export"):
-            state.paper_exported = paper.export(recomputed)
-    except Problem as exc:
-        st.error(str(exc))
-    offer(state.get("paper_exported"), "paper_download")
+    export_button(LABEL.paper_export, "paper", lambda: paper.export(recomputed))
 
 
 st.markdown(text.INTRO)

@@ -72,6 +72,16 @@ def two_class_folder(root: Path, train: int, test: int, stripes: bool) -> Path:
     return root
 
 
+def stop(process: subprocess.Popen) -> None:
+    """End a server: asked first, killed if it has not exited 10 s later (a busy machine can be that slow)."""
+    process.terminate()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -124,11 +134,7 @@ def server(output_dir: Path):
         wait_until_up(url, process, log)
         yield Server(url, process.pid, log)
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
+        stop(process)
 
 
 @pytest.fixture(scope="session")

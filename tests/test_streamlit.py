@@ -15,7 +15,7 @@ from streamlit.testing.v1 import AppTest
 
 from app.streamlit_ui.resources import service
 from app.views.texts import LABEL
-from tests.conftest import ROOT, free_port, streamlit_settled, streamlit_upload, wait_until_up
+from tests.conftest import ROOT, free_port, stop, streamlit_settled, streamlit_upload, wait_until_up
 from tests.test_dataset_app import write_photos_zip
 from tests.test_server_guard import patch_member, png_bytes
 
@@ -112,8 +112,7 @@ def streamlit_url(output_dir: Path):
         wait_until_up(f"http://127.0.0.1:{port}/_stcore/health", process, log)
         yield f"http://127.0.0.1:{port}"
     finally:
-        process.terminate()
-        process.wait(timeout=10)
+        stop(process)
 
 
 def test_streamlit_server_in_the_browser(page, streamlit_url: str, sample_photo: Path, output_dir: Path):

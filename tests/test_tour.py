@@ -95,7 +95,9 @@ def test_every_step_has_the_papers_claim_a_picture_and_a_verdict_from_the_screen
 def test_buildup_figure_draws_a_line_per_training_length_with_room_for_its_labels():
     figure = buildup_figure({0: (0.854, 15), 1: (0.848, 15), 4: (0.582, 2), 6: (0.840, 15)})
     longest, shorter = figure.data
-    assert (longest.name, list(longest.x), list(longest.text)) == ("15 epochs", [0, 1, 6], ["85.4%", "84.8%", "84.0%"])
+    assert (longest.name, list(longest.x)) == ("15 epochs", [0, 1, 2, 3, 4, 5, 6])
+    assert list(longest.text) == ["85.4%", "84.8%", "", "", "", "", "84.0%"] and not longest.connectgaps
+    assert list(longest.y)[2:6] == [None] * 4  # steps 1 and 6 are not joined across the 2-epoch step
     assert (shorter.name, list(shorter.x), shorter.line.dash) == ("2 epochs", [4], "dot")
     low, high = figure.layout.yaxis.range
     assert low < 58.2 and high > 85.4 + 5  # the top label sits inside the plot, not on its edge

@@ -65,18 +65,20 @@ def buildup_accuracy() -> dict[int, tuple[float, float]]:
 def buildup_figure(accuracy: dict[int, tuple[float, float]]) -> go.Figure:
     """Test accuracy per build-up step (step 0 the ResNet, step 6 the paper's AlterNet), one line per
     training length (solid the longest): the family is retrained one member at a time, and only equal
-    runs compare."""
+    runs compare. A line joins neighbouring steps only, never across a step trained for another length."""
     fig = go.Figure()
     for slot, epochs in enumerate(sorted({e for _, e in accuracy.values()}, reverse=True)):
-        steps = [(n, a) for n, (a, e) in sorted(accuracy.items()) if e == epochs]
+        steps = {n: a for n, (a, e) in accuracy.items() if e == epochs}
+        x = list(range(min(steps), max(steps) + 1))
         fig.add_scatter(
-            x=[n for n, _ in steps],
-            y=[100 * a for _, a in steps],
+            x=x,
+            y=[100 * steps[n] if n in steps else None for n in x],
             mode="lines+markers+text",
+            connectgaps=False,
             name=f"{epochs:g} epochs",
             line={"color": MODEL_COLORS[2], "width": 2, "dash": "solid" if slot == 0 else "dot"},
             marker={"symbol": "square", "size": 8},
-            text=[f"{100 * a:.1f}%" for _, a in steps],
+            text=[f"{100 * steps[n]:.1f}%" if n in steps else "" for n in x],
             textposition="top center",
             hovertemplate=f"step %{{x}}: %{{y:.1f}}% ({epochs:g} epochs)<extra></extra>",
         )

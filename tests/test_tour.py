@@ -8,6 +8,7 @@ import json
 import re
 import zipfile
 from pathlib import Path
+from statistics import NormalDist
 
 import numpy as np
 import pytest
@@ -19,7 +20,7 @@ from app.service import Service
 from app.tabs.compare import CompareTab, Look
 from app.tabs.tour import KEYS, TourTab, index_of
 from app.views.evidence import better_verdict, distance_verdict, unit_verdict
-from app.views.tour import buildup_figure
+from app.views.tour import buildup_accuracy, buildup_figure, sampling_error
 from engine.findings import outdated
 from engine.results import AttentionLayer, AttentionResult
 from tests.conftest import ROOT, streamlit_settled, streamlit_upload
@@ -90,6 +91,9 @@ def test_every_step_has_the_papers_claim_a_picture_and_a_verdict_from_the_screen
     assert ("Older checkpoints" in robustness.text) is bool(outdated(noise))  # flagged while the family is retrained
     alternet = steps[5].verdict.text
     assert "Not comparable yet" in alternet or "Holds here" in alternet or "Does not hold here" in alternet
+    (ours, ours_epochs), (theirs, theirs_epochs) = buildup_accuracy()[6], buildup_accuracy()[0]
+    close = abs(100 * (ours - theirs)) < sampling_error(ours, theirs, 10_000)  # the family's full test split
+    assert ("a tie" in alternet) is (ours_epochs == theirs_epochs and close), alternet
 
 
 def test_buildup_figure_draws_a_line_per_training_length_with_room_for_its_labels():
@@ -191,3 +195,10 @@ def test_streamlit_tour_in_the_browser_deep_link_and_every_step(
         if number < 7:
             tour.get_by_role("button", name="Next →").click()
     assert tour.get_by_role("button", name="Next →").is_disabled()
+
+
+def test_the_sampling_error_of_an_accuracy_gap_is_the_binomial_interval():
+    z = NormalDist().inv_cdf(0.975)
+    spread = z * ((0.879 * 0.121 + 0.877 * 0.123) / 10_000) ** 0.5
+    assert abs(sampling_error(0.879, 0.877, 10_000) - 100 * spread) < 0.01  # about 0.9 points
+    assert sampling_error(0.9, 0.9, 40_000) == pytest.approx(sampling_error(0.9, 0.9, 10_000) / 2)

@@ -153,6 +153,13 @@ class TourTab:
             (f"AlterNet (step {last})", 100 * ours),
             ("the ResNet it is built from (step 0)", 100 * theirs),
         )
+        images = min(m.test_images or 0 for m in (pictures.step_meta(0), pictures.step_meta(last)))
+        if images and abs(100 * (ours - theirs)) < (error := pictures.sampling_error(ours, theirs, images)):
+            tie = (
+                f" The gap, {abs(100 * (ours - theirs)):.1f} points, is inside the sampling error of "
+                f"{images:,} test images (±{error:.1f} points, 95%): a tie, one training run each."
+            )
+            verdict = Verdict(verdict.holds, verdict.text + tie)
         return figure, None, verdict
 
     def _robustness(self, runs, look):

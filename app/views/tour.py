@@ -3,13 +3,15 @@ family's test accuracy along AlterNet's build-up (Fig 12a's steps, from the bund
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import plotly.graph_objects as go
 from PIL import Image
 
 from app.cifar_lab import STEPS
 from app.views.figures import MODEL_COLORS, layout, model_name, model_style
-from engine.checkpoint import read_meta
+from engine.checkpoint import CheckpointMeta, read_meta
 from engine.models import bundled_path
 from engine.results import ModelResult
 
@@ -49,17 +51,28 @@ def distance_figure(results: list[ModelResult]) -> go.Figure:
     return fig.update_xaxes(range=(0, 1))
 
 
+def step_meta(n: int) -> CheckpointMeta | None:
+    """The sidecar of build-up step `n`'s bundled checkpoint (step 0 the PreAct ResNet), if there is one."""
+    name, options = ("preact_resnet", {}) if n == 0 else ("alternet", {"msa": str(STEPS[n])})
+    path = bundled_path(name, options)
+    return read_meta(path) if path else None
+
+
 def buildup_accuracy() -> dict[int, tuple[float, float]]:
     """Step: (CIFAR-10 test accuracy, epochs) of its bundled checkpoint, along Fig 12a's build-up (steps
     without a checkpoint are left out)."""
     out = {}
-    for n, placement in enumerate(STEPS):
-        name, options = ("preact_resnet", {}) if n == 0 else ("alternet", {"msa": str(placement)})
-        path = bundled_path(name, options)
-        meta = read_meta(path) if path else None
+    for n in range(len(STEPS)):
+        meta = step_meta(n)
         if meta is not None and meta.test_accuracy is not None:
             out[n] = (meta.test_accuracy, meta.epochs)
     return out
+
+
+def sampling_error(a: float, b: float, images: int) -> float:
+    """Half-width in points of the 95% interval of the gap between two accuracies, each measured on
+    `images` test images (binomial, normal approximation)."""
+    return 100 * 1.96 * math.sqrt((a * (1 - a) + b * (1 - b)) / images)
 
 
 def buildup_figure(accuracy: dict[int, tuple[float, float]]) -> go.Figure:

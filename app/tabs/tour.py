@@ -154,9 +154,10 @@ class TourTab:
             ("the ResNet it is built from (step 0)", 100 * theirs),
         )
         images = min(m.test_images or 0 for m in (pictures.step_meta(0), pictures.step_meta(last)))
-        if images and abs(100 * (ours - theirs)) < (error := pictures.sampling_error(ours, theirs, images)):
+        gap = abs(100 * (ours - theirs))
+        if images and gap < (error := pictures.sampling_error(ours, theirs, images)):
             tie = (
-                f" The gap, {abs(100 * (ours - theirs)):.1f} points, is inside the sampling error of "
+                f" The gap, {gap:.1f} points, is inside the sampling error of "
                 f"{images:,} test images (±{error:.1f} points, 95%): a tie, one training run each."
             )
             verdict = Verdict(verdict.holds, verdict.text + tie)

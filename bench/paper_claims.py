@@ -1,12 +1,14 @@
 """Report (not a test): do the paper's claims hold on the bundled CIFAR-10 models?
 
-    .venv/bin/python bench/paper_claims.py [--weights pretrained|random] [--limit N] [--width W]
+    .venv/bin/python bench/paper_claims.py [--weights pretrained|random] [--limit N] [--width W] [--stored]
 
 Over the bundled test subset (assets/cifar10_test_subset.npz, 1,000 images), per model:
 - Fig 9: the share of MSA units that lower the feature-map variance (variance after the unit below
   the one before it) and the share of Conv/MLP units that raise it;
 - Fig 8: the same for the high-frequency Δ log amplitude;
-- Fig 12a: the test-subset accuracy of each AlterNet build-up step, with the epochs it was trained for.
+- Fig 12a: the test-subset accuracy of each AlterNet build-up step, with the epochs it was trained for;
+then the stored paper figures (assets/paper_figures.json), each member's numbers in a line, with the
+checkpoint each was measured on (`--stored` prints only these, at once).
 Subsampling (pool) blocks and the stem are left out of the shares: the claims are about units that
 keep the resolution. Models without a bundled checkpoint are listed as missing, never replaced by
 random weights unless --weights random is asked for.
@@ -15,6 +17,7 @@ random weights unless --weights random is asked for.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -26,8 +29,10 @@ import engine
 from engine.checkpoint import read_meta
 from engine.cifar_subset import subset
 from engine.claims import Count, Evidence
+from engine.findings import PAPER_FIGURES
 from engine.models import bundled_path
 from engine.placement import PAPER_DEPTHS, buildup_sequence
+from engine.registry import ASSETS
 
 
 def share(count: Count) -> float:
@@ -41,13 +46,30 @@ def trained_for(name: str, build: dict, random: bool) -> str:
     return "-" if path is None else f"{read_meta(path).epochs:g}"
 
 
+def stored_figures() -> None:
+    """Each stored figure's numbers per member, and each lesioned unit's drop (Fig 10b's claims are per unit)."""
+    store = json.loads((ASSETS / "paper_figures.json").read_text())["findings"]
+    print("\nStored paper figures (assets/paper_figures.json):\n")
+    for name, finding in PAPER_FIGURES.items():
+        for run in store.get(name, {}).get("models", {}).values():
+            result = run["result"]
+            print(f"- {finding.figure} {name}, {run['label']} [{run['weights']}]: {finding.headline(result)}")
+            if name == "lesion":
+                drops = ", ".join(f"{unit['name']} {100 * unit['drop']:.1f}" for unit in result["units"])
+                print(f"  drops in points: {drops}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--weights", default="pretrained", help="pretrained (the bundled checkpoints) or random")
     parser.add_argument("--limit", type=int, default=1000, help="images of the subset to use, spread over the classes")
     parser.add_argument("--width", type=int, help="AlterNet/ResNet base width (random weights only)")
     parser.add_argument("--device", default="auto")
+    parser.add_argument("--stored", action="store_true", help="only the stored paper figures' numbers")
     args = parser.parse_args()
+    if args.stored:
+        stored_figures()
+        return
     all_images, all_labels = subset()
     pick = np.linspace(0, len(all_labels) - 1, min(args.limit, len(all_labels))).astype(int)  # all classes
     images, labels = all_images[pick], all_labels[pick]
@@ -85,6 +107,7 @@ def main() -> None:
         cells = [share(count) for count in counts]
         shares = " | ".join(f"{c:.0%}" if c == c else "-" for c in cells)
         print(f"| {label} | {trained_for(name, build, model.random)} | {accuracy:.1%} | {shares} |", flush=True)
+    stored_figures()
 
 
 if __name__ == "__main__":

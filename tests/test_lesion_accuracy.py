@@ -11,7 +11,7 @@ import torch.nn.functional as F
 from torch import nn
 
 import engine
-from engine.analyses.lesion import LesionAccuracy
+from engine.analyses.lesion import LesionAccuracy, headline
 from engine.cifar_subset import subset
 from engine.errors import EngineError
 
@@ -79,6 +79,11 @@ def test_every_unit_matches_a_hand_built_lesion_and_hooks_are_removed(model, dat
     assert all(not spec.branch._forward_hooks for spec in specs if spec.can_lesion)
     with torch.no_grad():
         assert torch.equal(model.module(x), before)  # bit for bit: nothing left switched off
+    msa = [100 * (clean[0] - by_hand(model, i, x, labels)[0]) for i in (4, 6)]
+    conv = 100 * (clean[0] - by_hand(model, 1, x, labels)[0])
+    assert headline(result.to_json()).endswith(
+        f"; Conv units {conv:.1f} to {conv:.1f}, MSA units {min(msa):.1f} to {max(msa):.1f}"
+    )
 
 
 def test_preprocessed_batch_and_agreement_labels_give_real_drops(model, data):

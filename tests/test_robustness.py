@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import engine
-from engine.analyses.noise import FrequencyNoise, band_mask, band_noise
+from engine.analyses.noise import FrequencyNoise, band_mask, band_noise, headline
 
 
 def numpy_mask(size: int, center: float, width: float) -> np.ndarray:
@@ -62,3 +62,10 @@ def test_accuracy_and_agreement_match_a_manual_computation():
             assert result.accuracy[k] == pytest.approx(float((noisy.argmax(-1) == torch.tensor(labels)).float().mean()))
             assert result.top1_probability[k] == pytest.approx(float(noisy.gather(1, top1[:, None]).mean()), rel=1e-4)
     assert result.accuracy_drop == pytest.approx([result.clean_accuracy - a for a in result.accuracy])
+
+
+def test_headline_names_the_worst_band_and_the_highest_frequency():
+    result = {"frequencies": [0.0, 0.5, 1.0], "clean_accuracy": 0.9, "accuracy_drop": [0.05, 0.4, 0.25]}
+    assert headline(result) == "clean accuracy 90.0%, largest drop 40.0 points at 0.5π, 25.0 at 1.0π"
+    unlabelled = {**result, "clean_accuracy": None, "accuracy_drop": None, "probability_drop": [0.3, 0.1, 0.2]}
+    assert headline(unlabelled) == "largest drop 30.0 points at 0.0π, 20.0 at 1.0π"

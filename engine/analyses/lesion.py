@@ -123,10 +123,18 @@ class LesionAccuracy(ModelAnalysis):
         return LesionResult(self.model.name, clean_accuracy, clean_nll, units, len(x))
 
 
+KIND_NAMES = {"msa": "MSA", "conv": "Conv", "mlp": "MLP"}
+
+
 def headline(result: dict) -> str:
-    """Fig 10b's numbers in a line: clean accuracy and the unit whose removal hurts most."""
+    """Fig 10b's numbers in a line: clean accuracy, the unit whose removal hurts most, and the range of
+    drops for each kind of unit (MSA against Conv is the AlterNet's claim)."""
     worst = max(result["units"], key=lambda u: u["drop"])
+    drops: dict[str, list[float]] = {}
+    for unit in result["units"]:
+        drops.setdefault(unit["kind"], []).append(100 * unit["drop"])
+    ranges = ", ".join(f"{KIND_NAMES.get(kind, kind)} units {min(d):.1f} to {max(d):.1f}" for kind, d in drops.items())
     return (
         f"clean accuracy {100 * result['clean_accuracy']:.1f}%, largest drop {100 * worst['drop']:.1f} points "
-        f"without {worst['name']} ({worst['kind']})"
+        f"without {worst['name']} ({worst['kind']}); {ranges}"
     )

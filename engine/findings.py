@@ -118,7 +118,7 @@ class Finding:
 
 def _trajectory_headline(result: dict) -> str:
     return (
-        f"{len(result['r'])} points from epoch 0 to {result['epochs'][-1]:.3g}; "
+        f"{len(result['r'])} points from epoch 0 to {round(result['epochs'][-1], 1):g}; "
         f"θ up to {max(result['theta_deg']):.0f}°, r from 1 down to {min(result['r']):.2f}"
     )
 

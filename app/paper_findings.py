@@ -26,6 +26,7 @@ from engine.findings import (
     FIGURE_MEMBERS,
     FINDINGS,
     PAPER_FIGURES,
+    STORE,
     compute,
     measured_with,
     member_label,
@@ -33,11 +34,10 @@ from engine.findings import (
     outdated,
 )
 from engine.images import ImageInput
-from engine.registry import ASSETS, LoadedModel
+from engine.registry import LoadedModel
 
 from .service import Report, Service, on_model_thread
 
-STORE = ASSETS / "paper_figures.json"
 PAIRS = (("step6", "step0"),)  # similarity between two models, besides each model's own
 MAX_IMAGES = 1000
 Runs = dict[str, dict]  # a section's results by run label, marked where the weights were random

@@ -29,10 +29,9 @@ import engine
 from engine.checkpoint import read_meta
 from engine.cifar_subset import subset
 from engine.claims import Count, Evidence
-from engine.findings import PAPER_FIGURES
+from engine.findings import PAPER_FIGURES, STORE
 from engine.models import bundled_path
 from engine.placement import PAPER_DEPTHS, buildup_sequence
-from engine.registry import ASSETS
 
 
 def share(count: Count) -> float:
@@ -48,7 +47,7 @@ def trained_for(name: str, build: dict, random: bool) -> str:
 
 def stored_figures() -> None:
     """Each stored figure's numbers per member, and each lesioned unit's drop (Fig 10b's claims are per unit)."""
-    store = json.loads((ASSETS / "paper_figures.json").read_text())["findings"]
+    store = json.loads(STORE.read_text())["findings"]
     print("\nStored paper figures (assets/paper_figures.json):\n")
     for name, finding in PAPER_FIGURES.items():
         for run in store.get(name, {}).get("models", {}).values():

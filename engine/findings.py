@@ -26,10 +26,11 @@ from .cifar_subset import subset
 from .errors import EngineError
 from .models import bundled_path
 from .placement import PAPER_DEPTHS, buildup_sequence
-from .registry import LoadedModel, create_model
+from .registry import ASSETS, LoadedModel, create_model
 
 FIGURE_MEMBERS = ("step0", "step6", "vit")  # ResNet, AlterNet and ViT, as the paper's figures compare
 ALIASES = {"resnet": "step0", "alternet": "step6"}
+STORE = ASSETS / "paper_figures.json"  # the stored results the app shows (`python -m engine findings --json`)
 
 
 def members() -> dict[str, tuple[str, dict]]:

@@ -18,9 +18,8 @@ sys.path[:0] = [str(REPO), str(REPO / "scripts")]
 
 from train_family import family  # noqa: E402
 
-from app.paper_findings import STORE  # noqa: E402
 from engine.checkpoint import read_meta  # noqa: E402
-from engine.findings import FIGURE_MEMBERS, member_label  # noqa: E402
+from engine.findings import FIGURE_MEMBERS, STORE, member_label  # noqa: E402
 from engine.models import CHECKPOINTS  # noqa: E402
 
 POINTS = 20

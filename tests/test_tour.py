@@ -15,13 +15,12 @@ import pytest
 from gradio_client import Client, handle_file
 from streamlit.testing.v1 import AppTest
 
-from app.paper_findings import STORE
 from app.service import Service
 from app.tabs.compare import CompareTab, Look
 from app.tabs.tour import KEYS, TourTab, index_of
 from app.views.evidence import better_verdict, distance_verdict, unit_verdict
 from app.views.tour import buildup_accuracy, buildup_figure, sampling_error
-from engine.findings import outdated
+from engine.findings import STORE, outdated
 from engine.results import AttentionLayer, AttentionResult
 from tests.conftest import ROOT, streamlit_settled, streamlit_upload
 from tests.test_claims import KINDS, result
@@ -91,7 +90,8 @@ def test_every_step_has_the_papers_claim_a_picture_and_a_verdict_from_the_screen
     assert ("Older checkpoints" in robustness.text) is bool(outdated(noise))  # flagged while the family is retrained
     alternet = steps[5].verdict.text
     assert "Not comparable yet" in alternet or "Holds here" in alternet or "Does not hold here" in alternet
-    (ours, ours_epochs), (theirs, theirs_epochs) = buildup_accuracy()[6], buildup_accuracy()[0]
+    accuracy = buildup_accuracy()
+    (ours, ours_epochs), (theirs, theirs_epochs) = accuracy[6], accuracy[0]
     close = abs(100 * (ours - theirs)) < sampling_error(ours, theirs, 10_000)  # the family's full test split
     assert ("a tie" in alternet) is (ours_epochs == theirs_epochs and close), alternet
 

@@ -131,7 +131,8 @@ class TourTab:
         return figures.answer_curve(results, lenses, look.shaded), None, evidence.lens_verdict(results, lenses)
 
     def _alternet(self, runs, look):
-        accuracy = pictures.buildup_accuracy()
+        metas = pictures.buildup_metas()
+        accuracy = pictures.buildup_accuracy(metas)
         figure = pictures.buildup_figure(accuracy)
         last = len(pictures.STEPS) - 1
         if 0 not in accuracy or last not in accuracy:
@@ -153,7 +154,7 @@ class TourTab:
             (f"AlterNet (step {last})", 100 * ours),
             ("the ResNet it is built from (step 0)", 100 * theirs),
         )
-        images = min(m.test_images or 0 for m in (pictures.step_meta(0), pictures.step_meta(last)))
+        images = min(metas[n].test_images or 0 for n in (0, last))
         gap = abs(100 * (ours - theirs))
         if images and gap < (error := pictures.sampling_error(ours, theirs, images)):
             tie = (

@@ -58,15 +58,17 @@ def step_meta(n: int) -> CheckpointMeta | None:
     return read_meta(path) if path else None
 
 
-def buildup_accuracy() -> dict[int, tuple[float, float]]:
-    """Step: (CIFAR-10 test accuracy, epochs) of its bundled checkpoint, along Fig 12a's build-up (steps
-    without a checkpoint are left out)."""
-    out = {}
-    for n in range(len(STEPS)):
-        meta = step_meta(n)
-        if meta is not None and meta.test_accuracy is not None:
-            out[n] = (meta.test_accuracy, meta.epochs)
-    return out
+def buildup_metas() -> dict[int, CheckpointMeta]:
+    """Step: the sidecar of its bundled checkpoint, along Fig 12a's build-up (steps without a checkpoint or
+    a measured test accuracy are left out)."""
+    metas = {n: step_meta(n) for n in range(len(STEPS))}
+    return {n: m for n, m in metas.items() if m is not None and m.test_accuracy is not None}
+
+
+def buildup_accuracy(metas: dict[int, CheckpointMeta] | None = None) -> dict[int, tuple[float, float]]:
+    """Step: (CIFAR-10 test accuracy, epochs) of its bundled checkpoint, from `metas` (read when not given)."""
+    metas = buildup_metas() if metas is None else metas
+    return {n: (m.test_accuracy, m.epochs) for n, m in metas.items()}
 
 
 def sampling_error(a: float, b: float, images: int) -> float:

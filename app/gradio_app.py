@@ -124,7 +124,7 @@ def compare_column(i: int) -> list:
             elem_id=f"view-{i}",
         )
         caption = gr.Markdown(elem_classes="caption")
-        stop = gr.Button(LABEL.stop_map, size="sm", variant="stop", elem_id=f"stop-{i}")
+        stop = gr.Button(LABEL.stop_map, size="sm", variant="stop", visible=False, elem_id=f"stop-{i}")
         with gr.Row():
             method = gr.Dropdown([], label=LABEL.method, info=text.METHODS, min_width=120, elem_id=f"method-{i}")
             target = gr.Dropdown([], label=LABEL.target, min_width=120, elem_id=f"target-{i}")
@@ -250,6 +250,22 @@ def redraw(slot: int) -> Callable:
         return image, with_distance(caption, evidence.distance_here(runs[slot].result)), {**views, slot: options}
 
     return view
+
+
+def stop_button(slot: int) -> Callable:
+    """The handler showing one slot's Stop button when its map has to be computed (hidden when it is drawn)."""
+
+    def shown(runs: list[ModelRun], _views, _colormap, _opacity, steps, layer, head, rollout, method, target):
+        computed = slot >= len(runs) or view_options(layer, head, rollout, method, target, steps).computed(runs[slot])
+        return gr.Button(visible=not computed)
+
+    return shown
+
+
+def hide_stop(request: gr.Request) -> gr.Button:
+    """Ask the session's work in progress to stop (a Stop button's handler), and hide the button."""
+    ask_stop(request)
+    return gr.Button(visible=False)
 
 
 def lesion(slot: int) -> Callable:
@@ -405,6 +421,17 @@ with gr.Blocks(title="ViT explorer", delete_cache=(600, FILE_TTL_S)) as demo:
     for i, slot in enumerate(slots):
         inputs, outputs = [state, views, colormap, opacity, steps, *slot.options], [slot.view, slot.caption, views]
         changes = [slot.layer.input, slot.head.input, slot.rollout.input, slot.method.input, slot.target.input]
+        # the browser runs a trigger's listeners in the order made, each after the one before has finished:
+        # the quick ones (the Stop button, the controls that apply) come before the map, which may take minutes
+        private = {"queue": False, "api_visibility": "private"}
+        gr.on([*changes, steps.input], stop_button(i), inputs, slot.stop, **private)  # only while computing
+        gr.on(
+            [slot.rollout.input, slot.method.input],
+            attention_controls,
+            [slot.rollout, slot.method],
+            [slot.layer, slot.head, slot.rollout],
+            api_visibility="private",
+        )  # rollout takes every layer and head; other methods use none of them
         chosen = gr.on(
             changes,
             redraw(i),
@@ -417,14 +444,9 @@ with gr.Blocks(title="ViT explorer", delete_cache=(600, FILE_TTL_S)) as demo:
         styled = gr.on(
             [colormap.input, opacity.input, steps.input], redraw(i), inputs, outputs, api_visibility="private"
         )
-        slot.stop.click(ask_stop, None, None, queue=False, cancels=[chosen, styled], api_name=f"stop_{i}")
-        gr.on(
-            [slot.rollout.input, slot.method.input],
-            attention_controls,
-            [slot.rollout, slot.method],
-            [slot.layer, slot.head, slot.rollout],
-            api_visibility="private",
-        )  # rollout takes every layer and head; other methods use none of them
+        for drawn in (chosen, styled):
+            drawn.then(lambda: gr.Button(visible=False), None, slot.stop, **private)
+        slot.stop.click(hide_stop, None, slot.stop, queue=False, cancels=[chosen, styled], api_name=f"stop_{i}")
         gr.on(
             [slot.lesion.input],
             lesion(i),

@@ -79,6 +79,21 @@ def test_gradio_walkthrough(page: Page, server_url: str, sample_photo: Path, out
     assert not gradio_errors(page)
     shot("1-analyzed")
 
+    # 1b. Stop shows only while a map is computed: a slow one (Occlusion, 8 batches) stopped, then Grad-CAM again
+    resnet = page.locator("#model-0")
+    stop = resnet.get_by_role("button", name=LABEL.stop_map)
+    expect(stop).to_be_hidden()
+    resnet.get_by_role("combobox", name=LABEL.method).click()
+    page.get_by_role("option", name="Occlusion", exact=True).click()
+    expect(stop).to_be_visible(timeout=REDRAW_MS)
+    stop.click()
+    expect(stop).to_be_hidden(timeout=REDRAW_MS)
+    assert "Occlusion of" not in resnet.locator(".caption").first.inner_text()
+    resnet.get_by_role("combobox", name=LABEL.method).click()
+    page.get_by_role("option", name="Grad-CAM", exact=True).click()
+    expect(resnet.locator(".caption").first).to_contain_text("Grad-CAM of the top-1 class", timeout=REDRAW_MS)
+    expect(stop).to_be_hidden()
+
     # 2. the ViT column: layer 3, head 2, then rollout (layer and head stop applying), then back
     vit = page.locator("#model-1")
     caption = vit.locator(".caption").first

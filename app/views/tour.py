@@ -79,7 +79,7 @@ def sampling_error(a: float, b: float, images: int) -> float:
 
 def buildup_figure(accuracy: dict[int, tuple[float, float]]) -> go.Figure:
     """Test accuracy per build-up step (step 0 the ResNet, step 6 the paper's AlterNet), one line per
-    training length (solid the longest): the family is retrained one member at a time, and only equal
+    training length (solid filled squares the longest, dotted hollow ones shorter): the family is retrained one member at a time, and only equal
     runs compare. A line joins neighbouring steps only, never across a step trained for another length."""
     fig = go.Figure()
     for slot, epochs in enumerate(sorted({e for _, e in accuracy.values()}, reverse=True)):
@@ -92,7 +92,8 @@ def buildup_figure(accuracy: dict[int, tuple[float, float]]) -> go.Figure:
             connectgaps=False,
             name=f"{epochs:g} epochs",
             line={"color": MODEL_COLORS[2], "width": 2, "dash": "solid" if slot == 0 else "dot"},
-            marker={"symbol": "square", "size": 8},
+            marker={"symbol": "square" if slot == 0 else "square-open", "size": 8},
+            opacity=1.0 if slot == 0 else 0.6,
             text=[f"{100 * steps[n]:.1f}%" if n in steps else "" for n in x],
             textposition="top center",
             hovertemplate=f"step %{{x}}: %{{y:.1f}}% ({epochs:g} epochs)<extra></extra>",

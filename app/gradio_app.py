@@ -23,6 +23,7 @@ from app.gradio_ui import dataset as dataset_panel
 from app.gradio_ui import paper as findings_panel
 from app.gradio_ui import tour as tour_panel
 from app.gradio_ui.errors import ask_stop, saved, user_facing, watched
+from app.gradio_ui.photo import photo_input
 from app.guard import RequestGuard, Uploads
 from app.paper_findings import PaperFindings
 from app.service import AUTO, DEFAULT_MODELS, MAX_MODELS, SAMPLES, WEIGHT_LABELS, WEIGHT_MODES, ModelRun, Service
@@ -330,9 +331,7 @@ with gr.Blocks(title="ViT explorer", delete_cache=(600, FILE_TTL_S)) as demo:
     views = gr.State({}, time_to_live=SESSION_TTL_S)  # each column's map as last chosen, for the exports
     with gr.Row(equal_height=False):
         with gr.Column(scale=2):
-            image = gr.Image(
-                type="filepath", label=LABEL.photo, sources=["upload", "clipboard"], height=320, elem_id="image-input"
-            )
+            image = photo_input(label=LABEL.photo, sources=["upload", "clipboard"], height=320, elem_id="image-input")
         with gr.Column(scale=3):
             models = gr.CheckboxGroup(
                 service.models(), value=list(DEFAULT_MODELS), label=LABEL.models.format(count=MAX_MODELS)

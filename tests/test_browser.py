@@ -48,3 +48,20 @@ def test_upload_analyze_and_every_panel_renders(page, server_url: str, sample_ph
     page.get_by_role("option", name="5 layer2.1 (conv)").click()
     page.locator("#model-0").get_by_text("unit 5 switched off").first.wait_for(timeout=ANALYSIS_TIMEOUT_MS)
     assert client.predict(api_name="/forward_passes") > passes  # a lesion does re-run the model
+
+
+def test_a_file_that_is_not_an_image_is_named_in_a_plain_message(page, server_url: str, tmp_path: Path, output_dir):
+    bad = tmp_path / "notes.jpg"
+    bad.write_text("this is not a photo")
+    page.goto(server_url)
+    page.get_by_role("button", name="Analyze").wait_for()
+    page.locator("input[type=file]").first.set_input_files(str(bad))
+    page.get_by_role("button", name="Analyze").click()
+    toasts = page.locator(".toast-body.error")
+    toasts.first.wait_for(timeout=ANALYSIS_TIMEOUT_MS)
+    page.wait_for_timeout(1000)  # every listener of the upload has answered
+    shown = toasts.all_inner_texts()
+    assert all("notes.jpg: not an image" in text for text in shown), shown
+    assert not any("/tmp" in text or "preprocess" in text or "Error:" in text for text in shown), shown  # no path
+    page.screenshot(path=str(output_dir / "bad-upload.png"))
+    assert Client(server_url, verbose=False).predict(api_name="/forward_passes") >= 0  # the server keeps serving

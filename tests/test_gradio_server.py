@@ -68,6 +68,9 @@ def test_bad_inputs_give_readable_errors_and_the_server_keeps_serving(
             analyze(client, path)
     with pytest.raises(AppError, match="unknown model"):
         analyze(client, sample_photo, ["no_such_model"])
+    with pytest.raises(AppError, match="notes.jpg: not an image") as refused:  # the page's own photo input
+        client.predict(handle_file(str(not_image)), MODELS, "random", "inferno", 0.6, True, api_name="/run")
+    assert "/tmp" not in str(refused.value) and "preprocess" not in str(refused.value)
     assert len(analyze(client, sample_photo, ["resnet50"])["models"]) == 1
 
 

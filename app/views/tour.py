@@ -79,8 +79,9 @@ def sampling_error(a: float, b: float, images: int) -> float:
 
 def buildup_figure(accuracy: dict[int, tuple[float, float]]) -> go.Figure:
     """Test accuracy per build-up step (step 0 the ResNet, step 6 the paper's AlterNet), one line per
-    training length (solid filled squares the longest, dotted hollow ones shorter): the family is retrained one member at a time, and only equal
-    runs compare. A line joins neighbouring steps only, never across a step trained for another length."""
+    training length (solid with filled squares the longest, dotted and hollow the shorter): the family is
+    retrained one member at a time, and only equal runs compare. A line joins neighbouring steps only, never
+    across a step trained for another length."""
     fig = go.Figure()
     for slot, epochs in enumerate(sorted({e for _, e in accuracy.values()}, reverse=True)):
         steps = {n: a for n, (a, e) in accuracy.items() if e == epochs}

@@ -195,6 +195,11 @@ def analyze_page(
     }
 
 
+def photo_changed(runs: list[ModelRun]) -> str:
+    """The status line once the photo changes: the results shown are for the previous one."""
+    return LABEL.stale.format(previous="the previous photo") if runs else LABEL.ready
+
+
 def view_options(
     layer: float | None, head: str | None, rollout: bool, method: str | None, target, steps
 ) -> ViewOptions:
@@ -399,6 +404,7 @@ with gr.Blocks(title="ViT explorer", delete_cache=(600, FILE_TTL_S)) as demo:
     here = [high_frequency_here, variance_here, lens, lens_here]  # before Figs 8 and 9 in every output list
     slots = [Slot(*parts, *spectrum) for parts, spectrum in zip(compare, spectra)]
 
+    image.change(photo_changed, state, status, queue=False, api_visibility="private")
     run.click(
         analyze_page,
         [image, models, weights, colormap, opacity, log_y, typed_models],

@@ -131,7 +131,7 @@ def analyze(picture: tuple[bytes, str], names: list[str], typed: str, weights: s
         stale = ("layer", "head", "rollout", "lesion", "method", "target")
         for key in [k for k in state if str(k).split("_")[0] in stale] + ["exported", "shaded"]:
             state.pop(key, None)
-        state.runs, state.photo_name = page.runs, picture[1]
+        state.runs, state.photo_name, state.photo_digest = page.runs, picture[1], digest(picture[0])
         status.update(label=f"{page.status[:-1]} on {picture[1]}.", state="complete", expanded=False)
 
 
@@ -238,11 +238,17 @@ def exports(page: Page) -> None:
         offer(state.get("exported"), "download_export")
 
 
-def compare_tab() -> None:
+def digest(photo: bytes) -> str:
+    return hashlib.sha1(photo).hexdigest()
+
+
+def compare_tab(picture: tuple[bytes, str]) -> None:
     st.markdown(text.COMPARE)
     if not state.runs:
         st.info(LABEL.ready)
         return
+    if state.get("photo_digest") != digest(picture[0]):
+        st.info(LABEL.stale.format(previous=f"**{state.photo_name}**"))
     left, right = st.columns(2)
     left.selectbox(LABEL.colormap, COLORMAPS, key="colormap")
     right.slider(LABEL.opacity, 0.0, 1.0, 0.6, 0.05, key="opacity")
@@ -350,7 +356,7 @@ def alternet_tab(picture: tuple[bytes, str]) -> None:
             st.error(state.pop("placement_error"))
     right.markdown(view.steps_markdown())
     count = st.slider(LABEL.subset_count, SUBSET_MIN, SUBSET_MAX, SUBSET_DEFAULT, 10, key="subset_count")
-    key = (hashlib.sha1(picture[0]).hexdigest(), state.spec)
+    key = (digest(picture[0]), state.spec)
     try:
         if st.button(LABEL.subset, key="subset"):
             state.alternet_view, state.alternet_key = alternet.on_subset(state.spec, count, progress_bar()), key
@@ -468,7 +474,7 @@ TABS = ["Compare models", "AlterNet (Section 4)", "Paper figures", "Guided tour"
 linked = st.query_params.get("step")  # a deep link into the tour: ?step=3 or ?step=variance
 compare_section, alternet_section, paper_section, tour_section = st.tabs(TABS, default=TABS[3] if linked else None)
 with compare_section:
-    compare_tab()
+    compare_tab(picture)
     dataset_section(models, typed_models, weights)
 with alternet_section:
     alternet_tab(picture)

@@ -51,6 +51,10 @@ def test_analyze_fills_every_panel_and_view_controls_redraw_without_a_forward_pa
     at.selectbox(key="head_1").set_value("2").run()
     at.selectbox(key="colormap").set_value("viridis").run()
     assert not at.exception and service().forward_passes == passes
+    assert not any("press **Analyze** for the new photo" in i.value for i in at.info)
+    at.selectbox(key="sample").set_value("coffee.jpg").run()  # a new photo: the results are kept, and said stale
+    assert any("for **cat.jpg**: press **Analyze** for the new photo" in i.value for i in at.info)
+    assert at.session_state["runs"][0].result.name == MODELS[0]
 
 
 def test_a_lesion_reruns_the_model_and_clearing_it_restores_the_results():

@@ -150,6 +150,7 @@ class Labels:
     weights = "Weights"
     analyze = "Analyze"
     ready = "Pick a photo and models, then **Analyze**."
+    stale = "The results below are for {previous}: press **Analyze** for the new photo."
     colormap = "Colormap"
     opacity = "Map opacity"
     layer = "Layer"

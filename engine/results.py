@@ -56,6 +56,7 @@ class AttentionLayer:
     block_index: int
     maps: np.ndarray
     mean_distance: list[float]
+    even_distance: float | None = None  # what attention spread evenly over the patches (or window) would give
 
     @property
     def heads(self) -> int:
@@ -68,6 +69,7 @@ class AttentionLayer:
             "heads": self.heads,
             "grid": list(self.maps.shape[2:]),
             "mean_distance": self.mean_distance,
+            "even_distance": self.even_distance,
         }
 
 

@@ -54,6 +54,11 @@ def test_attention_distance_is_read_from_the_layers():
     )
     toy.attention = AttentionResult("global", [layers[0], AttentionLayer("l9", 9, layers[0].maps, [30.0, 250.0])])
     assert "it grows" in distance_here(toy) and "140 px in layer 2" in distance_here(toy)
+    maps = layers[0].maps
+    cifar = [AttentionLayer(f"l{i}", i, maps, [d, d], even_distance=16.66) for i, d in enumerate([16.1, 15.5])]
+    toy.attention = AttentionResult("global", cifar)  # a 32-pixel image: tenths, and the even spread to compare
+    said = distance_here(toy)
+    assert "16.1 px in layer 1, 15.5 px in layer 2 (attention spread evenly over the patches: 16.7 px)" in said
 
 
 def test_counts_on_a_real_model_match_a_count_by_hand(photos):

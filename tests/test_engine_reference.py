@@ -139,6 +139,7 @@ def test_vit_attention_matches_explicit_softmax(photos):
             dist = np.sqrt(((centers[:, None] - centers[None]) ** 2).sum(-1))
             expected = (probs[0, :, 1:, 1:].numpy() * dist).sum(-1).mean(-1)
             np.testing.assert_allclose(layer.mean_distance, expected, rtol=1e-4)
+            assert layer.even_distance == pytest.approx(dist.mean(), rel=1e-5)  # attention spread evenly
             mixed = probs.mean(1) + torch.eye(n)
             rollout = (mixed / mixed.sum(-1, keepdim=True)) @ rollout
             x = block(x)

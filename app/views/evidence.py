@@ -45,9 +45,19 @@ def distance_here(result: ModelResult) -> str:
         return ""
     first, last = evidence.distance_first, evidence.distance_last
     grew = "grows" if last > first * 1.05 else ("shrinks" if last < first * 0.95 else "stays about the same")
-    layers = len(result.attention.layers)
+    layers = result.attention.layers
     note = ", as expected of random weights" if result.random_weights and grew != "grows" else ""
-    return f"Mean attention distance here: {first:.0f} px in layer 1, {last:.0f} px in layer {layers}: it {grew}{note}."
+    even = layers[-1].even_distance
+    spread = f" (attention spread evenly over the patches: {px(even)} px)" if even else ""
+    return (
+        f"Mean attention distance here: {px(first)} px in layer 1, {px(last)} px in layer {len(layers)}{spread}: "
+        f"it {grew}{note}."
+    )
+
+
+def px(distance: float) -> str:
+    """A distance in pixels: one decimal below 20 px (a CIFAR image is 32 px across), whole above."""
+    return f"{distance:.1f}" if distance < 20 else f"{distance:.0f}"
 
 
 def lens_here(results: list[ModelResult], lenses: list[LogitLensResult | None]) -> str:
@@ -122,8 +132,8 @@ def distance_verdict(results: list[ModelResult]) -> Verdict:
         holds = holds and grows
         note = RANDOM_NOTE if result.random_weights else ""
         reasons.append(
-            f"{result.label}{note}: {evidence.distance_first:.0f} px in the first layer, "
-            f"{evidence.distance_last:.0f} px in the last"
+            f"{result.label}{note}: {px(evidence.distance_first)} px in the first layer, "
+            f"{px(evidence.distance_last)} px in the last"
         )
     return _said(holds if reasons else None, reasons)
 

@@ -47,6 +47,7 @@ class _Layer:
     block_index: int
     maps: list[torch.Tensor] = field(default_factory=list)  # per batch (B, heads, h, w)
     distances: list[torch.Tensor] = field(default_factory=list)  # per batch (B, heads)
+    even_distance: float | None = None  # the mean distance of attention spread evenly (uniform)
 
 
 class AttentionRecorder:
@@ -121,6 +122,7 @@ class AttentionRecorder:
         layer.distances.append(
             probs.flatten(-2) @ distance_weights(side, side, prefix, self.input_size / side, probs.device)
         )
+        layer.even_distance = grid_distances(side, side, self.input_size / side, probs.device).mean().item()
         if self.rollout:
             self._mixed.append(probs.mean(dim=1))  # head mean; rollout adds I and halves in end_batch
 
@@ -150,6 +152,7 @@ class AttentionRecorder:
         layer.maps.append(received)
         distances = probs.flatten(-2) @ distance_weights(wh, ww, 0, self.input_size / h, probs.device)
         layer.distances.append(distances.reshape(b, -1, heads).mean(dim=1))
+        layer.even_distance = grid_distances(wh, ww, self.input_size / h, probs.device).mean().item()
 
     def result(self) -> AttentionResult:
         layers = [
@@ -158,6 +161,7 @@ class AttentionRecorder:
                 block_index=layer.block_index,
                 maps=torch.cat(layer.maps).cpu().numpy(),
                 mean_distance=torch.cat(layer.distances).mean(dim=0).tolist(),
+                even_distance=layer.even_distance,
             )
             for layer in self.layers
         ]

@@ -30,6 +30,7 @@ from app.views.evidence import Verdict
 from engine.analyses.attributions import patch_size
 
 KEYS = tuple(text.TOUR)  # patches, where, frequency, variance, answer, alternet, robustness
+READS_RUNS = ("patches", "where", "frequency", "variance", "answer")  # the steps on the Compare tab's results
 HIGH_BANDS = 0.5  # Fig 2b's high frequencies: the bands from 0.5π up
 
 
@@ -73,8 +74,11 @@ class TourTab:
         """Step `step` (key or 1-based number) on `runs` (the Compare tab's analysis; may be empty)."""
         key = KEYS[index_of(step)]
         title, statement, try_this = text.TOUR[key]
+        intact = [run.original or run for run in runs]  # the paper's claims are about whole models
         with problems():
-            figure, image, verdict = getattr(self, f"_{key}")(runs, look)
+            figure, image, verdict = getattr(self, f"_{key}")(intact, look)
+        if intact != runs and key in READS_RUNS:
+            verdict = Verdict(verdict.holds, f"{verdict.text} {text.TOUR_INTACT}")
         return TourStep(key, KEYS.index(key) + 1, title, statement, figure, image, verdict, try_this)
 
     def steps(self, runs: list[ModelRun], look: Look = Look()) -> list[TourStep]:

@@ -196,6 +196,8 @@ Seven steps, one idea each: what the paper says, the plot that tests it on the m
 Compare tab (the bundled CIFAR-10 family for the last two), whether it holds here, and one thing to try.
 Analyze a photo first; change the models there and the tour follows."""
 
+TOUR_INTACT = "(Read on the intact models: the units switched off in the Compare tab are left out here.)"
+
 TOUR = {  # key: (title, the paper's statement, one thing to try)
     "patches": (
         "Patches and tokens",

@@ -93,6 +93,9 @@ class Slot:
         """The slot's updates: filled in from `column`, hidden when unused."""
         if column is None:
             return {self.column: gr.Column(visible=False), self.spectrum_column: gr.Column(visible=False)}
+        shown, method = column.options, column.options.method or column.methods[0]
+        layer, head, rollout = attention_controls(shown.rollout, method)  # which of them apply to the map
+        target = column.classes[0][1] if shown.target is None else shown.target
         return {
             self.column: gr.Column(visible=True),
             self.header: column.title,
@@ -100,11 +103,13 @@ class Slot:
             self.view: gr.Image(column.image, label=column.map_title),
             self.caption: with_distance(column.caption, column.distance),
             self.controls: gr.Group(visible=column.layers > 0),
-            self.layer: gr.Slider(1, max(column.layers, 2), value=max(column.layers, 1), step=1, interactive=True),
-            self.head: gr.Dropdown(column.heads, value=MEAN, interactive=True),
-            self.rollout: gr.Checkbox(value=False, visible=column.rollout),
-            self.method: gr.Dropdown(column.methods, value=column.methods[0]),
-            self.target: gr.Dropdown(column.classes, value=column.classes[0][1]),
+            self.layer: gr.Slider(
+                1, max(column.layers, 2), value=shown.layer or max(column.layers, 1), step=1, interactive=layer
+            ),
+            self.head: gr.Dropdown(column.heads, value=shown.head, interactive=head),
+            self.rollout: gr.Checkbox(value=shown.rollout, visible=column.rollout, interactive=rollout),
+            self.method: gr.Dropdown(column.methods, value=method),
+            self.target: gr.Dropdown(column.classes, value=target),
             self.not_offered: f"Not offered for this model: {column.not_offered}" if column.not_offered else "",
             self.lesion: gr.Dropdown(choices=column.units, value=column.lesion),
             self.spectrum_column: gr.Column(visible=True),
@@ -219,15 +224,17 @@ def with_distance(caption: str, distance: str) -> str:
     return f"{caption}  \n{distance}" if distance else caption
 
 
-def attention_controls(rollout: bool, method: str) -> list:
-    """The layer applies to the recorded attention without rollout and to the logit lens; the head to the
-    attention without rollout; rollout to the attention only."""
+def attention_controls(rollout: bool, method: str) -> tuple[bool, bool, bool]:
+    """Whether the layer, the head and rollout apply: the layer to the recorded attention without rollout
+    and to the logit lens; the head to the attention without rollout; rollout to the attention only."""
     attention = not rollout and method == ATTENTION
-    return [
-        gr.Slider(interactive=attention or method == LENS),
-        gr.Dropdown(interactive=attention),
-        gr.Checkbox(interactive=method == ATTENTION),
-    ]
+    return attention or method == LENS, attention, method == ATTENTION
+
+
+def applying_controls(rollout: bool, method: str) -> list:
+    """The layer, head and rollout controls, enabled where they apply to the map (a handler)."""
+    layer, head, rollout_applies = attention_controls(rollout, method)
+    return [gr.Slider(interactive=layer), gr.Dropdown(interactive=head), gr.Checkbox(interactive=rollout_applies)]
 
 
 def redraw(slot: int) -> Callable:
@@ -279,12 +286,23 @@ def lesion(slot: int) -> Callable:
 
     @user_facing
     def switch_off(
-        runs: list[ModelRun], indices: list[int], colormap: str, opacity: float, log_y: bool, shade: int = 0
+        runs: list[ModelRun],
+        chosen: dict[int, ViewOptions],
+        indices: list[int],
+        colormap: str,
+        opacity: float,
+        log_y: bool,
+        shade: int = 0,
+        request: gr.Request = None,
+        progress: gr.Progress = gr.Progress(),
     ) -> dict:
-        page = tab.lesion(runs, slot, indices, Look(colormap, opacity, log_y, shade or 0))
+        look = Look(colormap, opacity, log_y, shade or 0)
+        page = tab.lesion(runs, slot, indices, look, chosen.get(slot), watched(progress, request))
         updates = page_updates(page, slots)
         shown = (state, high_frequency, variance, *here, *slots[slot].outputs)
-        return {key: value for key, value in updates.items() if key in shown}
+        return {key: value for key, value in updates.items() if key in shown} | {
+            views: {**chosen, slot: page.columns[slot].options}
+        }
 
     return switch_off
 
@@ -432,7 +450,7 @@ with gr.Blocks(title="ViT explorer", delete_cache=(600, FILE_TTL_S)) as demo:
         gr.on([*changes, steps.input], stop_button(i), inputs, slot.stop, **private)  # only while computing
         gr.on(
             [slot.rollout.input, slot.method.input],
-            attention_controls,
+            applying_controls,
             [slot.rollout, slot.method],
             [slot.layer, slot.head, slot.rollout],
             api_visibility="private",
@@ -455,8 +473,8 @@ with gr.Blocks(title="ViT explorer", delete_cache=(600, FILE_TTL_S)) as demo:
         gr.on(
             [slot.lesion.input],
             lesion(i),
-            [state, slot.lesion, colormap, opacity, log_y, shaded],
-            [state, *slot.outputs, *here, high_frequency, variance],
+            [state, views, slot.lesion, colormap, opacity, log_y, shaded],
+            [state, *slot.outputs, *here, high_frequency, variance, views],
             api_name=f"lesion_{i}",
             show_progress_on=slot.lesion,
         )

@@ -9,7 +9,7 @@ layer, head and rollout), lesions and Fig 2a; Figs 8 and 9 overlaid; exports for
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import plotly.graph_objects as go
@@ -57,6 +57,7 @@ class Column:
     methods: list[str] = field(default_factory=list)  # the attribution methods offered for this model
     not_offered: str = ""  # Markdown: the methods left out, each with the reason
     classes: list[tuple[str, int]] = field(default_factory=list)  # (label, index) of the classes to explain
+    options: ViewOptions = ViewOptions()  # what the map shows: method, class, layer, head, rollout
 
 
 @dataclass(frozen=True)
@@ -109,12 +110,20 @@ class CompareTab:
         status = f"Analyzed {len(runs)} model{'s' * (len(runs) > 1)} in {seconds:.1f} s."
         return self.page(runs, look, status)
 
-    def page(self, runs: list[ModelRun], look: Look, status: str = "") -> Page:
-        """Everything the tab shows for `runs`, from stored results (no model runs)."""
-        results = [run.result for run in runs]
+    def page(
+        self,
+        runs: list[ModelRun],
+        look: Look,
+        status: str = "",
+        chosen: dict[int, ViewOptions] | None = None,
+        report: Report | None = None,
+    ) -> Page:
+        """Everything the tab shows for `runs`, from stored results: each map as `chosen` for its position
+        (a map not computed yet for the run is computed, with progress), else the default map."""
+        results, chosen = [run.result for run in runs], chosen or {}
         return Page(
             runs,
-            [self.column(run, look) for run in runs],
+            [self.column(run, look, chosen.get(i), report) for i, run in enumerate(runs)],
             figures.high_frequency(results, look.shaded),
             figures.variance(results, look.log_y, look.shaded),
             evidence.high_frequency_here(results),
@@ -125,12 +134,20 @@ class CompareTab:
             status,
         )
 
-    def column(self, run: ModelRun, look: Look) -> Column:
+    def column(
+        self, run: ModelRun, look: Look, options: ViewOptions | None = None, report: Report | None = None
+    ) -> Column:
+        """One model's column, its map as `options` choose it (default: the last layer's head mean, or the
+        model's first method); a class no longer among the top-5 (after a lesion) falls back to the top-1."""
         result = run.result
         badge = text.RANDOM_BADGE.format(seed=self.service.seed) if result.random_weights else result.weights
         suffix = " · random weights" if result.random_weights else ""
         layers = attention_layers(run)
-        image, caption = self.view(run, ViewOptions(layer=layers, head=MEAN), look)
+        classes = [(f"{p.label} ({p.probability:.1%})", p.index) for p in result.predictions[0]]
+        options = options or ViewOptions(layer=layers, head=MEAN)
+        if options.target not in [None, *(index for _, index in classes)]:
+            options = replace(options, target=None)
+        image, caption = self.view(run, options, look, report)
         methods, left_out = self.methods(run)
         return Column(
             title=f"### {result.label}\n{badge}",
@@ -149,7 +166,8 @@ class CompareTab:
             spectrum=figures.fourier_spectrum(result),
             methods=methods,
             not_offered="; ".join(f"**{m}**: {why}" for m, why in left_out),
-            classes=[(f"{p.label} ({p.probability:.1%})", p.index) for p in result.predictions[0]],
+            classes=classes,
+            options=options,
         )
 
     def methods(self, run: ModelRun) -> tuple[list[str], list[tuple[str, str]]]:
@@ -178,13 +196,23 @@ class CompareTab:
                 self.service.attribution(run, method, target, steps, report)
         return render(run, options, look.colormap, look.opacity)
 
-    def lesion(self, runs: list[ModelRun], slot: int, indices: list[int], look: Look) -> Page:
-        """Model `slot` re-run with the units at `indices` switched off (none: the original, exactly)."""
+    def lesion(
+        self,
+        runs: list[ModelRun],
+        slot: int,
+        indices: list[int],
+        look: Look,
+        chosen: ViewOptions | None = None,
+        report: Report | None = None,
+    ) -> Page:
+        """Model `slot` re-run with the units at `indices` switched off (none: the original, exactly), its map
+        as `chosen` (the map as it was) on the re-run model."""
         if slot >= len(runs):
             raise problem("Analyze a photo first.")
         with problems():
             changed = self.service.lesioned(runs[slot], indices or [])
-        return self.page([changed if i == slot else run for i, run in enumerate(runs)], look)
+        runs = [changed if i == slot else run for i, run in enumerate(runs)]
+        return self.page(runs, look, chosen={slot: chosen} if chosen else None, report=report)
 
     @staticmethod
     def curves(runs: list[ModelRun], look: Look) -> tuple[go.Figure, go.Figure, go.Figure]:

@@ -131,9 +131,8 @@ def compare_column(i: int) -> list:
         )
         caption = gr.Markdown(elem_classes="caption")
         stop = gr.Button(LABEL.stop_map, size="sm", variant="stop", visible=False, elem_id=f"stop-{i}")
-        with gr.Row():
-            method = gr.Dropdown([], label=LABEL.method, info=text.METHODS, min_width=120, elem_id=f"method-{i}")
-            target = gr.Dropdown([], label=LABEL.target, min_width=120, elem_id=f"target-{i}")
+        method = gr.Dropdown([], label=LABEL.method, elem_id=f"method-{i}")  # how each is made: above the columns
+        target = gr.Dropdown([], label=LABEL.target, elem_id=f"target-{i}")
         not_offered = gr.Markdown(elem_classes="caption")
         with gr.Group(visible=False) as controls:
             layer = gr.Slider(1, 12, value=1, step=1, label=LABEL.layer)  # set to the last layer on Analyze
@@ -381,6 +380,8 @@ with gr.Blocks(title="ViT explorer", delete_cache=(600, FILE_TTL_S)) as demo:
                 colormap = gr.Dropdown(list(COLORMAPS), value="inferno", label=LABEL.colormap)
                 opacity = gr.Slider(0, 1, value=0.6, step=0.05, label=LABEL.opacity)
                 steps = gr.Slider(8, 128, value=32, step=8, label=LABEL.ig_steps, elem_id="ig-steps")
+            with gr.Accordion(LABEL.methods, open=False):
+                gr.Markdown(text.METHODS)
             with gr.Row(equal_height=False):
                 compare = [compare_column(i) for i in range(MAX_MODELS)]
             gr.Markdown(text.FOURIER)

@@ -105,6 +105,22 @@ class ModelRun:
         return self.result.input_images[0]
 
 
+@dataclass(frozen=True)
+class ZipCurves:
+    """Figs 2a, 8 and 9 averaged over a ZIP's images, per model, and the members that could not be read."""
+
+    results: list[ModelResult]  # each labelled with its image count
+    skipped: list[str]
+
+    @property
+    def skipped_note(self) -> str:
+        """'2 unreadable skipped (a.jpg, b.png)', the first five named; '' when every member was read."""
+        if not self.skipped:
+            return ""
+        named = ", ".join(shown(name, 40) for name in self.skipped[:5]) + ("…" * (len(self.skipped) > 5))
+        return f"{len(self.skipped)} unreadable skipped ({named})"
+
+
 @dataclass
 class Service:
     """Loads models once per (name, weights), runs them on one thread, counts forward passes.
@@ -314,11 +330,11 @@ class Service:
     @on_model_thread
     def dataset_curves(
         self, archive: str | Path, names: list[str], weights: Asked = None, report: Report | None = None
-    ) -> list[ModelResult]:
+    ) -> ZipCurves:
         """Figs 2a, 8 and 9 averaged over the images of a ZIP, per model, labelled with the image count.
 
         Raises ValueError (Refused) for a file not uploaded, not a ZIP, too large, or with too many images or pixels;
-        unreadable members are skipped and named in the label.
+        unreadable members are skipped, and named once.
         """
         archive = self.upload(archive, "the ZIP")
         deadline = time.monotonic() + REQUEST_SECONDS
@@ -340,7 +356,7 @@ class Service:
                 "(python -m engine curves --data takes any number)",
                 "too many images",
             )
-        results = []
+        results, skipped = [], {}
         for i, loaded, _ in models:
             label = loaded.spec.label
 
@@ -350,11 +366,10 @@ class Service:
             measured = DatasetCurves(loaded, batch_size=16).attribute(
                 archive, progress=progress, deadline=deadline, max_pixels=int(MAX_MEGAPIXELS * 1e6)
             )
-            named = ", ".join(shown(name, 40) for name in measured.skipped[:5]) + ("…" * (len(measured.skipped) > 5))
-            skipped = f", {len(measured.skipped)} unreadable skipped ({named})" if measured.skipped else ""
-            results.append(replace(measured.model, label=f"{label} · {measured.model.images} images{skipped}"))
+            skipped |= dict.fromkeys(measured.skipped)
+            results.append(replace(measured.model, label=f"{label} · {measured.model.images} images"))
         report(1.0, "Done")
-        return results
+        return ZipCurves(results, list(skipped))
 
     @property
     def device_name(self) -> str:

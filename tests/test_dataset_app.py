@@ -54,7 +54,7 @@ def test_a_zip_gives_dataset_curves_equal_to_the_engines(client: Client, photos_
     status, high_frequency, variance, *_ = client.predict(
         handle_file(str(photos_zip)), MODELS, "", "auto", api_name="/dataset_curves"
     )
-    assert "5 images, 1 unreadable skipped" in status
+    assert "5 images. 1 unreadable skipped" in status
     for model, trace_name in zip(MODELS, ("PreAct", "ViT")):
         loaded = engine.create_model(model, "pretrained", device="cpu")
         expected = DatasetCurves(loaded, batch_size=16).attribute(photos_zip).model.blocks
@@ -106,5 +106,5 @@ def test_the_dataset_panel_in_the_browser(page, server_url: str, photos_zip: Pat
     page.locator("#dataset-variance .js-plotly-plot").wait_for(timeout=TIMEOUT_MS)
     assert trace_count(page, "dataset-variance") >= 2 and trace_count(page, "dataset-high-frequency") >= 2
     assert trace_count(page, "dataset-spectrum-0") >= 10 and trace_count(page, "dataset-spectrum-1") >= 10
-    assert "5 images, 1 unreadable skipped" in page.locator("#dataset-status").inner_text()
+    assert "5 images. 1 unreadable skipped" in page.locator("#dataset-status").inner_text()
     page.locator("#dataset").screenshot(path=str(output_dir / "dataset-curves.png"))

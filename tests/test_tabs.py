@@ -110,7 +110,8 @@ def test_dataset_measures_a_zip_and_names_the_file_as_the_user_knows_it(service:
             packed.writestr(f"{i}.png", buffer.getvalue())
         packed.writestr("broken.jpg", b"\xff\xd8 truncated")
     shown = tab.measure(str(archive), ["vit_cifar"], "", "random")
-    assert "3 images, 1 unreadable skipped (broken.jpg)" in shown.summary and len(shown.spectra) == 1
+    assert "3 images. 1 unreadable skipped (broken.jpg)." in shown.summary and len(shown.spectra) == 1
+    assert shown.results[0].label.endswith("· 3 images")  # the skipped files said once, not in every legend
     not_zip = tmp_path / "tmpxyz.zip"
     not_zip.write_bytes(b"not a zip")
     with pytest.raises(Problem, match="not a ZIP"):

@@ -54,16 +54,18 @@ class DatasetTab:
             raise problem("Upload a ZIP of images first.")
         try:
             with problems():
-                results = self.service.dataset_curves(
+                measured = self.service.dataset_curves(
                     archive, picked_models(checked, typed), self.service.network_weights(weights), report=report
                 )
         except Problem as exc:
             if shown_name:
                 raise Problem(str(exc).replace(Path(archive).name, shown_name)) from None
             raise
+        results = measured.results
+        skipped = f" {measured.skipped_note}." if measured.skipped else ""
         return DatasetView(
             results,
-            f"Averaged over the ZIP: {'; '.join(r.label for r in results)}.",
+            f"Averaged over the ZIP: {'; '.join(r.label for r in results)}.{skipped}",
             figures.high_frequency(results),
             figures.variance(results, True),
             [figures.fourier_spectrum(result) for result in results],

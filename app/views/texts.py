@@ -79,14 +79,16 @@ variance over them, for the models picked above, as the paper's notebooks do: pe
 over the batches. Unreadable files are skipped and counted. For a whole dataset, or several GPUs, use
 `python -m engine curves --data DIR --model NAME` (with `torchrun --nproc_per_node N`)."""
 
-METHODS = (
-    "Attention: the model's own; Logit lens: each patch token's logit for the final class after the chosen "
-    "block, read through the model's own final norm and head; Grad-CAM: gradient-weighted last-stage "
-    "features; Saliency, SmoothGrad: input gradients (SmoothGrad averages noisy copies); Integrated "
-    "Gradients: gradients from a black image to the photo; Occlusion: the drop when a patch is blacked out; "
-    "Gradient x attention: Chefer et al. 2021. Attention and the logit lens are recorded in the one pass; "
-    "the others are computed once per photo, model and lesion."
-)
+METHODS = """- **Attention**: the model's own, recorded in the one pass.
+- **Logit lens**: each patch token's logit for the final class after the chosen block, read through the model's own
+  final norm and head; recorded in the one pass.
+- **Grad-CAM**: gradient-weighted last-stage features.
+- **Saliency**, **SmoothGrad**: input gradients (SmoothGrad averages noisy copies).
+- **Integrated Gradients**: gradients along the path from a black image to the photo.
+- **Occlusion**: the drop in the class's score when a patch is blacked out.
+- **Gradient x attention**: Chefer et al. 2021.
+
+All but the first two are computed once per photo, model and lesion, with progress."""
 
 LESION = "Each unit's residual branch is zeroed, its shortcut kept; the model re-runs. Clear to restore."
 
@@ -155,6 +157,7 @@ class Labels:
     opacity = "Map opacity"
     layer = "Layer"
     method = "Map"
+    methods = "How each map is made"
     target = "Class explained"
     ig_steps = "Integrated Gradients: steps"
     stop_map = "Stop computing this map"

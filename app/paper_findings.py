@@ -123,6 +123,13 @@ def figures(name: str, section: dict | None) -> list[go.Figure]:
     return FIGURES[name].draw(_labelled(section))
 
 
+def remake(name: str, section: dict) -> str:
+    """The command that measures analysis `name` again for every member stored in `section`."""
+    members = [key for key in section["models"] if ":" not in key]  # "a:b" is a pair (the default one)
+    flags = "".join(f" --model {key}" for key in members) if members != list(FIGURE_MEMBERS) else ""
+    return f"python -m engine findings --only {name}{flags}"
+
+
 def caption(name: str, section: dict | None, recomputed: bool = False) -> str:
     """Markdown under the figures: each model's headline numbers, what they ran on, how they were made."""
     if not section:
@@ -138,10 +145,8 @@ def caption(name: str, section: dict | None, recomputed: bool = False) -> str:
         notes = [f"\nWeights at {section['options']['points']} moments of training. {runs}."]
     else:
         split = "test" if section["split"] == "test" else "training"
-        command = section.get("command", "python -m engine findings")
-        origin = (
-            "recomputed in this session" if recomputed else f"stored, made by `{command}` on {section.get('date', '?')}"
-        )
+        stored = f"stored on {section.get('date', '?')}; `{remake(name, section)}` remakes it"
+        origin = "recomputed in this session" if recomputed else stored
         notes = [f"\n{section['images']} images of the bundled CIFAR-10 {split} subset; {origin}."]
     return "\n".join([*lines, *notes, *outdated_note(name, section)])
 

@@ -129,7 +129,7 @@ def test_paper_shows_every_stored_section_in_order_without_running_a_model(servi
     assert [s.name for s in sections] == list(ORDER) and service.forward_passes == passes
     for section in sections:
         assert section.explanation.startswith("####") and 0 < len(section.figures) <= section.panels
-        assert ("stored, made by" in section.caption) == (section.recompute is not None)
+        assert ("remakes it" in section.caption) == (section.recompute is not None)
     with pytest.raises(Problem, match="not recomputed in the app"):
         tab.recompute({}, "trajectory", 100)
     with pytest.raises(Problem, match="choose 10 to 1000 images"):

@@ -110,7 +110,7 @@ def titled(fig: go.Figure, subtitle: str) -> go.Figure:
         width=WIDTH,
         height=HEIGHT,
         margin={"l": 90, "r": 30, "t": 96 + 24 * len(lines), "b": 150},
-        legend={"font": {"size": 16}, "y": -0.18},
+        legend={"font": {"size": 16}, "y": 0},  # at the foot (container), below the x-axis title
     )
     return out
 

@@ -6,6 +6,7 @@ python -m app.gradio_app --host 127.0.0.1 --port 7860
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import os
 import threading
@@ -22,7 +23,8 @@ from app.gradio_ui import alternet as alternet_panel
 from app.gradio_ui import dataset as dataset_panel
 from app.gradio_ui import paper as findings_panel
 from app.gradio_ui import tour as tour_panel
-from app.gradio_ui.errors import ask_stop, saved, user_facing, watched
+from app.gradio_ui.downloads import saved, shown_on
+from app.gradio_ui.errors import ask_stop, user_facing, watched
 from app.gradio_ui.photo import photo_input
 from app.guard import RequestGuard, Uploads
 from app.paper_findings import PaperFindings
@@ -194,14 +196,9 @@ def analyze_page(
         status: page.status,
         shaded: gr.Dropdown([(run.result.label, i) for i, run in enumerate(page.runs)], value=0),
         figure_name: gr.Dropdown(page.figure_choices, value="fig9-variance"),
-        exported: gr.File(value=None),  # an export of the previous analysis must not stay on offer
+        exported: gr.File(value=None, visible=False),  # an export of the previous analysis must not stay on offer
         views: {},  # nor its columns' chosen maps
     }
-
-
-def photo_changed(runs: list[ModelRun]) -> str:
-    """The status line once the photo changes: the results shown are for the previous one."""
-    return LABEL.stale.format(previous="the previous photo") if runs else LABEL.ready
 
 
 def view_options(
@@ -397,7 +394,7 @@ with gr.Blocks(title="ViT explorer", delete_cache=(600, FILE_TTL_S)) as demo:
                     with gr.Column():
                         export_one = gr.Button(LABEL.export_figure, elem_id="export-one")
                         export_all = gr.Button(LABEL.export_pack, elem_id="export-pack")
-                exported = gr.File(label=LABEL.download, interactive=False, elem_id="export-file")
+                exported = gr.File(label=LABEL.download, interactive=False, visible=False, elem_id="export-file")
             with gr.Row(equal_height=False):
                 with gr.Column():
                     gr.Markdown(text.HIGH_FREQUENCY)
@@ -423,7 +420,9 @@ with gr.Blocks(title="ViT explorer", delete_cache=(600, FILE_TTL_S)) as demo:
     here = [high_frequency_here, variance_here, lens, lens_here]  # before Figs 8 and 9 in every output list
     slots = [Slot(*parts, *spectrum) for parts, spectrum in zip(compare, spectra)]
 
-    image.change(photo_changed, state, status, queue=False, api_visibility="private")
+    # a new photo: the status line says the results shown are for the previous one (in the browser: no request)
+    stale = LABEL.stale.format(previous="the previous photo")
+    image.change(None, status, status, js=f"(now) => now === {json.dumps(LABEL.ready)} ? now : {json.dumps(stale)}")
     run.click(
         analyze_page,
         [image, models, weights, colormap, opacity, log_y, typed_models],
@@ -488,6 +487,8 @@ with gr.Blocks(title="ViT explorer", delete_cache=(600, FILE_TTL_S)) as demo:
     )
     gr.api(analyze, api_name="analyze")
     gr.api(forward_passes, api_name="forward_passes")
+    shown_on(export_one, exported)
+    shown_on(export_all, exported)
     export_one.click(
         export_one_figure, [state, figure_name, figure_format, log_y, shaded], exported, api_name="export_figure"
     )

@@ -34,9 +34,9 @@ def test_unit_verdicts_follow_the_counts():
     holds = result(KINDS, [1, 0.5, 2, 1, 3, 5, 4], [0, -1, 1, 0, 2, 3, 1])
     fails = result(KINDS, [1, 2, 1, 3, 2, 1, 5], [0, 1, 0, 1, 0, 0, 2])
     assert unit_verdict([holds], "variance").holds is True
-    assert (
-        "MSA units lowered it in 3 of 3, Conv/MLP units raised it in 2 of 2" in unit_verdict([holds], "variance").text
-    )
+    said = unit_verdict([holds], "variance").text  # the rule, then a line per model with a mark per count
+    assert "most MSA units lower it and most Conv/MLP units raise it, in every model" in said
+    assert "- Toy: MSA units lowered it in 3 of 3 ✓, Conv/MLP units raised it in 2 of 2 ✓" in said
     assert (
         unit_verdict([fails], "high_freq").holds is False
         and "Does not hold here" in unit_verdict([fails], "high_freq").text
@@ -87,7 +87,7 @@ def test_the_tour_reads_the_intact_models_and_says_so_while_a_lesion_is_on(analy
         if step.key in ("alternet", "robustness"):  # the bundled family's stored results, not the Compare tab's
             assert seen.verdict == step.verdict
         else:
-            assert seen.verdict == Verdict(step.verdict.holds, f"{step.verdict.text} {TOUR_INTACT}")
+            assert seen.verdict == Verdict(step.verdict.holds, f"{step.verdict.text}\n\n{TOUR_INTACT}")
 
 
 def test_every_step_has_the_papers_claim_a_picture_and_a_verdict_from_the_screen(steps):

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import gradio as gr
 
-from app.gradio_ui.errors import saved, user_facing, watched
+from app.gradio_ui.downloads import saved, shown_on
+from app.gradio_ui.errors import user_facing, watched
 from app.tabs import Problem
 from app.tabs.alternet import (
     PAPER_STEP,
@@ -70,7 +71,9 @@ def build(demo: gr.Blocks, tab: AlterNetTab, image: gr.Image) -> None:
             accuracy = gr.Markdown(elem_id="alternet-accuracy")
             with gr.Row():
                 export_button = gr.Button(LABEL.alternet_export, size="sm", elem_id="alternet-export")
-                exported = gr.File(label=LABEL.download, interactive=False, elem_id="alternet-export-file")
+                exported = gr.File(
+                    label=LABEL.download, interactive=False, visible=False, elem_id="alternet-export-file"
+                )
     shown = gr.State(None, time_to_live=3600)  # the AlterNetView on screen, for the export
     outputs = [drawing, cost, banner, seen, high_frequency, variance, source, accuracy, shown]
 
@@ -146,6 +149,7 @@ def build(demo: gr.Blocks, tab: AlterNetTab, image: gr.Image) -> None:
         on_spec, inputs, outputs, **private
     )
     image.change(on_photo, inputs, outputs, **private)
+    shown_on(export_button, exported)
     export_button.click(on_export, shown, exported, api_name="alternet_export")
     average.click(on_subset, [spec, count], outputs, api_name="alternet_subset", show_progress_on=[source], **update)
     demo.load(on_photo, inputs, outputs, **private)

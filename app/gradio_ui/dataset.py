@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import gradio as gr
 
-from app.gradio_ui.errors import saved, user_facing, watched
+from app.gradio_ui.downloads import saved, shown_on
+from app.gradio_ui.errors import user_facing, watched
 from app.service import MAX_MODELS
 from app.tabs.dataset import EXPLANATION, DatasetTab
 from app.views.texts import LABEL
@@ -38,9 +39,9 @@ def build(tab: DatasetTab, models: gr.CheckboxGroup, typed: gr.Textbox, weights:
         ]
 
     @user_facing
-    def export_zip(results: list[ModelResult], progress: gr.Progress = gr.Progress()) -> gr.File:
+    def export_zip(results: list[ModelResult], progress: gr.Progress = gr.Progress()) -> str:
         progress(0.1, desc="Rendering the figures")
-        return gr.File(saved(tab.export(results)), visible=True)
+        return saved(tab.export(results))
 
     with gr.Accordion(LABEL.dataset, open=False, elem_id="dataset"):
         gr.Markdown(EXPLANATION)
@@ -66,4 +67,5 @@ def build(tab: DatasetTab, models: gr.CheckboxGroup, typed: gr.Textbox, weights:
         api_name="dataset_curves",
         show_progress_on=status,
     )
+    shown_on(export_button, exported)
     export_button.click(export_zip, results, exported, api_name="export_dataset")

@@ -5,16 +5,14 @@ whose session pressed Stop, stops at its next progress report."""
 from __future__ import annotations
 
 import functools
-import tempfile
 import time
-from pathlib import Path
 from typing import Callable, TypeVar
 
 import gradio as gr
 from gradio.context import LocalContext
 
 from app.guard import refuse
-from app.tabs import Download, Problem
+from app.tabs import Problem
 
 Report = Callable[[float, str], None]
 Handler = TypeVar("Handler", bound=Callable)
@@ -69,10 +67,3 @@ def watched(progress: gr.Progress, request: gr.Request | None) -> Report:
         progress(fraction, desc=message)
 
     return report
-
-
-def saved(download: Download) -> str:
-    """A Download written to a fresh temporary folder, for a gr.File output."""
-    path = Path(tempfile.mkdtemp()) / download.filename
-    path.write_bytes(download.data)
-    return str(path)

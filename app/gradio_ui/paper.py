@@ -6,7 +6,8 @@ from typing import Callable
 
 import gradio as gr
 
-from app.gradio_ui.errors import saved, user_facing, watched
+from app.gradio_ui.downloads import saved, shown_on
+from app.gradio_ui.errors import user_facing, watched
 from app.paper_findings import MAX_IMAGES
 from app.tabs.paper import NOISE, PaperTab, Recomputed
 from app.views.texts import LABEL
@@ -75,5 +76,6 @@ def build(tab: PaperTab, image: gr.Image) -> None:
             own.click(photo_noise, image, photo_plot, api_name="paper_noise_photo")
     with gr.Row():
         save = gr.Button(LABEL.paper_export, elem_id="paper-export")
-        saved_file = gr.File(label=LABEL.download, interactive=False, elem_id="paper-export-file")
+        saved_file = gr.File(label=LABEL.download, interactive=False, visible=False, elem_id="paper-export-file")
+    shown_on(save, saved_file)
     save.click(export_zip, recomputed, saved_file, api_name="paper_export")

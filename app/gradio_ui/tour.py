@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import gradio as gr
 
-from app.gradio_ui.errors import saved, user_facing
+from app.gradio_ui.downloads import saved, shown_on
+from app.gradio_ui.errors import user_facing
 from app.service import ModelRun
 from app.tabs.compare import Look
 from app.tabs.tour import KEYS, TourTab, index_of
@@ -28,7 +29,7 @@ def build(tab: TourTab, state: gr.State, tabs: gr.Tabs, page: gr.Tab, demo: gr.B
         back = gr.Button("← Back", elem_id="tour-back")
         ahead = gr.Button("Next →", variant="primary", elem_id="tour-next")
         export = gr.Button("Export this tour (handout)", elem_id="tour-export")
-    exported = gr.File(label="Download", interactive=False, elem_id="tour-file")
+    exported = gr.File(label="Download", interactive=False, visible=False, elem_id="tour-file")
     shown = [position, progress, statement, picture, plot, verdict, try_this, back, ahead]
 
     @user_facing
@@ -62,6 +63,7 @@ def build(tab: TourTab, state: gr.State, tabs: gr.Tabs, page: gr.Tab, demo: gr.B
         api_name="tour_next",
         **in_order,
     )
+    shown_on(export, exported)
     export.click(user_facing(lambda runs: saved(tab.export(runs, Look()))), state, exported, api_name="tour_export")
     demo.load(linked, state, [*shown, tabs], api_visibility="private", **in_order)
     page.select(show, [state, position], shown, api_visibility="private", **in_order)  # the runs may have changed

@@ -78,7 +78,7 @@ class TourTab:
         with problems():
             figure, image, verdict = getattr(self, f"_{key}")(intact, look)
         if intact != runs and key in READS_RUNS:
-            verdict = Verdict(verdict.holds, f"{verdict.text} {text.TOUR_INTACT}")
+            verdict = Verdict(verdict.holds, f"{verdict.text}\n\n{text.TOUR_INTACT}")
         return TourStep(key, KEYS.index(key) + 1, title, statement, figure, image, verdict, try_this)
 
     def steps(self, runs: list[ModelRun], look: Look = Look()) -> list[TourStep]:

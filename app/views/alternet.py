@@ -112,12 +112,12 @@ def trained_accuracy(name: str, options: dict) -> str:
 
 def steps_markdown() -> str:
     """The build-up sequence (Fig 12a) as a table, with each step's trained checkpoint and accuracy."""
-    rows = ["| Step | MSAs per stage | MSA blocks | Trained (test acc.) |", "|:-:|:-:|---|:-:|"]
+    rows = ["| Step | MSA blocks (per stage) | Trained: test acc. |", "|:-:|---|:-:|"]  # narrow: fits a column
     for n, placement in enumerate(STEPS):
         mark = trained_accuracy("alternet", {"msa": str(placement)})
-        rows.append(f"| {n} | {', '.join(map(str, placement.counts))} | `{placement}` | {mark} |")
+        rows.append(f"| {n} | `{placement}` ({'-'.join(map(str, placement.counts))}) | {mark} |")
     for name in BASELINES:
-        rows.append(f"| – | {get_spec(name).label} | | {trained_accuracy(name, {})} |")
+        rows.append(f"| – | {get_spec(name).label} | {trained_accuracy(name, {})} |")
     rows.append(
         "\n✓ a checkpoint trained here is bundled and loaded (accuracy on the 10,000 CIFAR-10 test images, after "
         "the epochs shown: compare steps trained equally long); "

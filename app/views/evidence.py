@@ -113,11 +113,15 @@ def unit_verdict(results: list[ModelResult], value: str) -> Verdict:
         for count, what in ((lower, "MSA units lowered it"), (higher, "Conv/MLP units raised it")):
             if count.units:
                 holds = holds and _most(count)
-                parts.append(f"{what} in {count}")
+                parts.append(f"{what} in {count} {'✓' if _most(count) else '✗'}")
         if parts:
             note = RANDOM_NOTE if result.random_weights else ""
             reasons.append(f"{result.label}{note}: {', '.join(parts)}")
-    return _said(holds if reasons else None, reasons)
+    if not reasons:
+        return _said(None, reasons)
+    head = _said(holds, []).text.removesuffix(".")
+    rule = "most MSA units lower it and most Conv/MLP units raise it, in every model"
+    return Verdict(holds, f"{head} ({rule}):\n" + "\n".join(f"- {reason}" for reason in reasons))
 
 
 def distance_verdict(results: list[ModelResult]) -> Verdict:

@@ -57,7 +57,8 @@ def layout(
         margin={"l": 60, "r": 20, "t": 48, "b": 48},
         template="plotly_white",
         hoverlabel={"namelength": -1},
-        legend={"orientation": "h", "yanchor": "top", "y": -0.3, "x": 0},  # clear of the x-axis title
+        # at the foot of the figure, whatever its size: the margin grows to hold it, clear of the x-axis title
+        legend={"orientation": "h", "yref": "container", "yanchor": "bottom", "y": 0, "x": 0},
     )
     if x_title is not None:
         fig.update_xaxes(title=x_title, range=x_range, showline=True, linecolor="#888", mirror=True)

@@ -20,7 +20,14 @@ from app.tabs.compare import CompareTab, Look
 from app.tabs.tour import KEYS, TourTab, index_of
 from app.views.evidence import Verdict, better_verdict, distance_verdict, unit_verdict
 from app.views.texts import TOUR_INTACT
-from app.views.tour import buildup_accuracy, buildup_figure, sampling_error
+from app.views.tour import (
+    LABEL_PX,
+    buildup_accuracy,
+    buildup_figure,
+    distance_figure,
+    labelled_row,
+    sampling_error,
+)
 from engine.findings import STORE, outdated
 from engine.results import AttentionLayer, AttentionResult
 from tests.conftest import ROOT, streamlit_settled, streamlit_upload
@@ -221,3 +228,23 @@ def test_the_sampling_error_of_an_accuracy_gap_is_the_binomial_interval():
     spread = z * ((0.879 * 0.121 + 0.877 * 0.123) / 10_000) ** 0.5
     assert abs(sampling_error(0.879, 0.877, 10_000) - 100 * spread) < 0.01  # about 0.9 points
     assert sampling_error(0.9, 0.9, 40_000) == pytest.approx(sampling_error(0.9, 0.9, 10_000) / 2)
+
+
+def test_the_maps_of_the_where_step_carry_their_models_names():
+    maps = [np.full((40, 30, 3), 90, np.uint8), np.full((40, 50, 3), 200, np.uint8)]
+    row = labelled_row(maps, ["ViT/4", "AlterNet"])
+    assert row.shape == (40 + 2 * LABEL_PX, 80, 3)
+    assert (row[2 * LABEL_PX :, :30] == 90).all() and (row[2 * LABEL_PX :, 30:] == 200).all()  # the maps unchanged
+    band = row[: 2 * LABEL_PX]
+    assert (band[:, :30] < 128).any() and (band[:, 30:] < 128).any()  # dark text over each map's white band
+
+
+def test_the_distance_figure_draws_attention_spread_evenly_as_a_yardstick():
+    toy = result(KINDS, [1] * 7, [0] * 7)
+    maps = np.zeros((1, 2, 2, 2))
+    distances = [("a", 1, [14.0, 16.0]), ("b", 3, [15, 15])]
+    layers = [AttentionLayer(name, i, maps, d, even_distance=16.5) for name, i, d in distances]
+    toy.attention = AttentionResult("global", layers)
+    fig = distance_figure([toy])
+    assert list(fig.data[0].y) == [15.0, 15.0] and "spread evenly" in fig.data[1].name
+    assert list(fig.data[1].y) == [16.5, 16.5]

@@ -108,8 +108,8 @@ class TourTab:
         if missing := self._needs(runs):
             return None, None, missing
         results = [run.result for run in runs]
-        maps = [render(run, ViewOptions(), look.colormap, look.opacity)[0] for run in runs]
-        row = np.concatenate([np.asarray(m) for m in maps], axis=1)
+        maps = [np.asarray(render(run, ViewOptions(), look.colormap, look.opacity)[0]) for run in runs]
+        row = pictures.labelled_row(maps, [run.result.label for run in runs])
         verdict = evidence.distance_verdict(results)
         if verdict.holds is None:
             verdict = Verdict(None, "**Here**: no model with global attention was analyzed; add a ViT or DeiT.")

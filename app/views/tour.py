@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 import plotly.graph_objects as go
-from PIL import Image
+from PIL import Image, ImageDraw, ImageFont
 
 from app.cifar_lab import STEPS
 from app.views.figures import MODEL_COLORS, layout, model_name, model_style
@@ -17,6 +17,7 @@ from engine.results import ModelResult
 
 GRID_COLOR = np.array([255, 255, 255], dtype=np.uint8)
 SHOW = 448
+LABEL_PX = 20  # the height of a map label's text
 
 
 def patch_grid(image: np.ndarray, patch: int) -> np.ndarray:
@@ -28,6 +29,18 @@ def patch_grid(image: np.ndarray, patch: int) -> np.ndarray:
         shown[at, :] = GRID_COLOR
         shown[:, at] = GRID_COLOR
     return shown
+
+
+def labelled_row(images: list[np.ndarray], labels: list[str]) -> np.ndarray:
+    """The images side by side, each under a white band with its label."""
+    font = ImageFont.load_default(size=LABEL_PX)
+    tiles = []
+    for image, label in zip(images, labels):
+        tile = Image.new("RGB", (image.shape[1], image.shape[0] + LABEL_PX * 2), "white")
+        tile.paste(Image.fromarray(image), (0, LABEL_PX * 2))
+        ImageDraw.Draw(tile).text((8, LABEL_PX // 2), label, fill="black", font=font)
+        tiles.append(np.asarray(tile))
+    return np.concatenate(tiles, axis=1)
 
 
 def distance_figure(results: list[ModelResult]) -> go.Figure:
@@ -45,8 +58,17 @@ def distance_figure(results: list[ModelResult]) -> go.Figure:
             mode="lines+markers",
             name=model_name(result),
             **model_style(slot),
-            hovertemplate=f"{result.label}<br>layer depth %{{x:.2f}}: %{{y:.0f}} px<extra></extra>",
+            hovertemplate=f"{result.label}<br>layer depth %{{x:.2f}}: %{{y:.1f}} px<extra></extra>",
         )
+        if even := attention.layers[-1].even_distance:  # the reading's yardstick: attention spread evenly
+            fig.add_scatter(
+                x=[0, 1],
+                y=[even, even],
+                mode="lines",
+                name=f"{model_name(result)}: attention spread evenly",
+                line={"color": MODEL_COLORS[slot % len(MODEL_COLORS)], "width": 1, "dash": "dot"},
+                hovertemplate=f"{result.label}: attention spread evenly over the patches, %{{y:.1f}} px<extra></extra>",
+            )
     layout(fig, "Mean attention distance by layer (head mean)", "Normalized depth (layers)", "Distance (px)")
     return fig.update_xaxes(range=(0, 1))
 

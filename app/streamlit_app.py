@@ -242,12 +242,12 @@ def digest(photo: bytes) -> str:
     return hashlib.sha1(photo).hexdigest()
 
 
-def compare_tab(picture: tuple[bytes, str]) -> None:
+def compare_tab(photo_digest: str) -> None:
     st.markdown(text.COMPARE)
     if not state.runs:
         st.info(LABEL.ready)
         return
-    if state.get("photo_digest") != digest(picture[0]):
+    if state.get("photo_digest") != photo_digest:
         st.info(LABEL.stale.format(previous=f"**{state.photo_name}**"))
     left, right = st.columns(2)
     left.selectbox(LABEL.colormap, COLORMAPS, key="colormap")
@@ -336,7 +336,7 @@ def on_text() -> None:
     on_builder(lambda: alternet.from_text(state.spec_text))
 
 
-def alternet_tab(picture: tuple[bytes, str]) -> None:
+def alternet_tab(picture: tuple[bytes, str], photo_digest: str) -> None:
     st.markdown(text.ALTERNET)
     if "step" not in state:
         show_builder(alternet.from_step(PAPER_STEP))
@@ -356,7 +356,7 @@ def alternet_tab(picture: tuple[bytes, str]) -> None:
             st.error(state.pop("placement_error"))
     right.markdown(view.steps_markdown())
     count = st.slider(LABEL.subset_count, SUBSET_MIN, SUBSET_MAX, SUBSET_DEFAULT, 10, key="subset_count")
-    key = (digest(picture[0]), state.spec)
+    key = (photo_digest, state.spec)
     try:
         if st.button(LABEL.subset, key="subset"):
             state.alternet_view, state.alternet_key = alternet.on_subset(state.spec, count, progress_bar()), key
@@ -445,6 +445,7 @@ st.markdown(text.INTRO)
 if not service().online:
     st.warning(text.OFFLINE)
 picture = photo()
+photo_digest = digest(picture[0])  # once per rerun: which photo the results are for
 checked, typed = st.columns([3, 2])
 labels = dict((name, label) for label, name in service().models())
 models = checked.multiselect(
@@ -474,10 +475,10 @@ TABS = ["Compare models", "AlterNet (Section 4)", "Paper figures", "Guided tour"
 linked = st.query_params.get("step")  # a deep link into the tour: ?step=3 or ?step=variance
 compare_section, alternet_section, paper_section, tour_section = st.tabs(TABS, default=TABS[3] if linked else None)
 with compare_section:
-    compare_tab(picture)
+    compare_tab(photo_digest)
     dataset_section(models, typed_models, weights)
 with alternet_section:
-    alternet_tab(picture)
+    alternet_tab(picture, photo_digest)
 with paper_section:
     paper_tab(picture)
 with tour_section:

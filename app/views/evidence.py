@@ -92,8 +92,12 @@ class Verdict:
     text: str  # Markdown
 
 
+def _head(holds: bool | None) -> str:
+    return {True: "✅ **Holds here**", False: "❌ **Does not hold here**", None: "**Here**"}[holds]
+
+
 def _said(holds: bool | None, reasons: list[str]) -> Verdict:
-    head = {True: "✅ **Holds here**", False: "❌ **Does not hold here**", None: "**Here**"}[holds]
+    head = _head(holds)
     return Verdict(holds, f"{head}: {'; '.join(reasons)}." if reasons else f"{head}.")
 
 
@@ -119,9 +123,8 @@ def unit_verdict(results: list[ModelResult], value: str) -> Verdict:
             reasons.append(f"{result.label}{note}: {', '.join(parts)}")
     if not reasons:
         return _said(None, reasons)
-    head = _said(holds, []).text.removesuffix(".")
     rule = "most MSA units lower it and most Conv/MLP units raise it, in every model"
-    return Verdict(holds, f"{head} ({rule}):\n" + "\n".join(f"- {reason}" for reason in reasons))
+    return Verdict(holds, f"{_head(holds)} ({rule}):\n" + "\n".join(f"- {reason}" for reason in reasons))
 
 
 def distance_verdict(results: list[ModelResult]) -> Verdict:

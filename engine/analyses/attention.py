@@ -122,7 +122,8 @@ class AttentionRecorder:
         layer.distances.append(
             probs.flatten(-2) @ distance_weights(side, side, prefix, self.input_size / side, probs.device)
         )
-        layer.even_distance = grid_distances(side, side, self.input_size / side, probs.device).mean().item()
+        if layer.even_distance is None:  # the same grid every batch: read once
+            layer.even_distance = grid_distances(side, side, self.input_size / side, probs.device).mean().item()
         if self.rollout:
             self._mixed.append(probs.mean(dim=1))  # head mean; rollout adds I and halves in end_batch
 
@@ -152,7 +153,8 @@ class AttentionRecorder:
         layer.maps.append(received)
         distances = probs.flatten(-2) @ distance_weights(wh, ww, 0, self.input_size / h, probs.device)
         layer.distances.append(distances.reshape(b, -1, heads).mean(dim=1))
-        layer.even_distance = grid_distances(wh, ww, self.input_size / h, probs.device).mean().item()
+        if layer.even_distance is None:
+            layer.even_distance = grid_distances(wh, ww, self.input_size / h, probs.device).mean().item()
 
     def result(self) -> AttentionResult:
         layers = [

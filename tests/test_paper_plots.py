@@ -20,6 +20,7 @@ from engine.analyses.landscape import LossLandscape
 from engine.analyses.noise import FrequencyNoise
 from engine.analyses.similarity import FeatureSimilarity
 from engine.cifar_subset import balanced, subset
+from engine.findings import STORE
 from engine.models import cifar_transform
 from engine.registry import LoadedModel
 from tests.test_hessian import Saddle
@@ -277,8 +278,33 @@ def test_fig12b_point_labels_do_not_cover_each_other():
     assert None in stacked and len(set(drawn)) == len(drawn)  # no room left: unlabelled rather than overlapping
     edge = paper_plots.label_spots([(10, 5)], ["a long label"], ([0, 10], [0, 10]))
     assert edge == ["middle left"]  # centred or right of a point on the right edge, it would cross the edge
+    # 40 px apart, a's label above it would clear b's marker but sit 14 px from it and 15 px from a's own
+    beside = paper_plots.label_spots([(5, 5), (5, 6.16)], ["a", "b"], ([0, 10], [0, 10]))
+    assert beside == ["bottom center", "top center"]
     assert [paper_plots.point_label(n) for n in ("ResNet (step 0)", "AlterNet step 6", "ViT")] == [
         "ResNet",
         "step 6",
         "ViT",
     ]
+
+
+
+def test_stored_fig12b_labels_sit_nearest_their_own_points():
+    """On the stored Fig 12b (the bundled family), every drawn label's centre is nearer its own marker than any
+    other, in the pixels label_spots judges by, so no label reads as another point's."""
+    runs = json.loads(STORE.read_text())["findings"]["corruption"]["models"].values()
+    fig = paper_plots.corruption_figure({run["label"]: run["result"] for run in runs})
+    scatter = [trace for trace in fig.data if trace.mode == "markers+text"]
+    (x0, x1), (y0, y1) = fig.layout.xaxis.range, fig.layout.yaxis.range
+    markers = np.array([((t.x[0] - x0) / (x1 - x0) * 340, (t.y[0] - y0) / (y1 - y0) * 250) for t in scatter])
+    labelled = [(i, t) for i, t in enumerate(scatter) if t.text[0]]
+    for i, trace in labelled:
+        vertical, horizontal = trace.textposition.split()
+        half_width = 7 * len(trace.text[0]) / 2
+        shift = (
+            {"center": 0, "right": 8 + half_width, "left": -8 - half_width}[horizontal],
+            {"middle": 0, "top": 8 + 7, "bottom": -8 - 7}[vertical],
+        )
+        distances = np.hypot(*(markers[i] + shift - markers).T)
+        assert distances.argmin() == i, (trace.text[0], trace.textposition)
+    assert len(labelled) >= len(scatter) - 2  # at most two crowded points unlabelled (the legend names them)

@@ -341,8 +341,9 @@ def label_spots(
     size_px: tuple[float, float] = (340, 250),
 ) -> list[str | None]:
     """A text position per point so that no label box covers another label or a marker, or crosses the
-    plot's edge: each label takes the first of LABEL_SPOTS that is free, judged in pixels of a plot area of
-    about `size_px` (text 7 px per character and 14 px high); None where none is free (that point goes
+    plot's edge, or sits nearer another marker than its own (where it would read as that point's label):
+    each label takes the first of LABEL_SPOTS that is free, judged in pixels of a plot area of about
+    `size_px` (text 7 px per character and 14 px high); None where none is free (that point goes
     unlabelled, its legend entry names it)."""
     (x0, x1), (y0, y1) = ranges
     to_px = [((x - x0) / (x1 - x0) * size_px[0], (y - y0) / (y1 - y0) * size_px[1]) for x, y in points]
@@ -361,11 +362,17 @@ def label_spots(
     def inside(a: tuple) -> bool:
         return a[0] >= 0 and a[1] >= 0 and a[2] <= size_px[0] and a[3] <= size_px[1]
 
+    def nearest_own(a: tuple, i: int) -> bool:
+        centre = ((a[0] + a[2]) / 2, (a[1] + a[3]) / 2)
+        distances = [math.dist(centre, point) for point in to_px]
+        return all(d >= distances[i] for d in distances)
+
     spots = []
     for i, ((px, py), label) in enumerate(zip(to_px, labels)):
         others = [t for j, t in enumerate(taken) if j != i]
         boxes = {s: box(s, px, py, len(label)) for s in LABEL_SPOTS}
-        spot = next((s for s, b in boxes.items() if inside(b) and all(clear(b, t) for t in others)), None)
+        free = (s for s, b in boxes.items() if inside(b) and nearest_own(b, i) and all(clear(b, t) for t in others))
+        spot = next(free, None)
         spots.append(spot)
         if spot is not None:
             taken.append(boxes[spot])

@@ -288,7 +288,6 @@ def test_fig12b_point_labels_do_not_cover_each_other():
     ]
 
 
-
 def test_stored_fig12b_labels_sit_nearest_their_own_points():
     """On the stored Fig 12b (the bundled family), every drawn label's centre is nearer its own marker than any
     other, in the pixels label_spots judges by, so no label reads as another point's."""

@@ -272,15 +272,22 @@ def test_fig12b_point_labels_do_not_cover_each_other():
     ]
     assert len(spots) == 8 and spots[0] != spots[2]  # ResNet and step 2 sit 0.3 points apart
     far = paper_plots.label_spots([(0, 0), (10, 10)], ["a", "b"], ([-2, 12], [-2, 12]))
-    assert far == ["top center", "top center"]
+    assert [spot.position for spot in far] == ["top center", "top center"]
     stacked = paper_plots.label_spots([(5, 5)] * 8, [f"label {n}" for n in range(8)], ([0, 10], [0, 10]))
-    drawn = [spot for spot in stacked if spot is not None]
-    assert None in stacked and len(set(drawn)) == len(drawn)  # no room left: unlabelled rather than overlapping
+    drawn = [spot.position for spot in stacked if spot.position]
+    assert len(drawn) == 4 and len(set(drawn)) == 4  # one per side, then no room: any leader crosses a marker
+    assert all(spot.offset is None for spot in stacked)
+    # a tight cluster, 10-14 px apart: the two middle points' labels go out on leader lines
+    cluster = [(5, 5), (5.4, 5), (5, 5.5), (5.4, 5.5), (5.8, 5.25)]
+    spots = paper_plots.label_spots(cluster, [f"label {n}" for n in range(5)], ([0, 10], [0, 10]))
+    assert all((spot.position is None) != (spot.offset is None) for spot in spots)  # each named, in one way
+    assert [spot.position for spot in spots if spot.offset is None] == ["bottom center", "top center", "middle right"]
+    assert all(33.99 <= np.hypot(*spot.offset) <= 98.01 for spot in spots if spot.offset)
     edge = paper_plots.label_spots([(10, 5)], ["a long label"], ([0, 10], [0, 10]))
-    assert edge == ["middle left"]  # centred or right of a point on the right edge, it would cross the edge
+    assert [spot.position for spot in edge] == ["middle left"]  # centred or right, it would cross the edge
     # 40 px apart, a's label above it would clear b's marker but sit 14 px from it and 15 px from a's own
-    beside = paper_plots.label_spots([(5, 5), (5, 6.16)], ["a", "b"], ([0, 10], [0, 10]))
-    assert beside == ["bottom center", "top center"]
+    near = paper_plots.label_spots([(5, 5), (5, 6.16)], ["a", "b"], ([0, 10], [0, 10]))
+    assert [spot.position for spot in near] == ["bottom center", "top center"]
     assert [paper_plots.point_label(n) for n in ("ResNet (step 0)", "AlterNet step 6", "ViT")] == [
         "ResNet",
         "step 6",
@@ -306,4 +313,30 @@ def test_stored_fig12b_labels_sit_nearest_their_own_points():
         )
         distances = np.hypot(*(markers[i] + shift - markers).T)
         assert distances.argmin() == i, (trace.text[0], trace.textposition)
-    assert len(labelled) >= len(scatter) - 2  # at most two crowded points unlabelled (the legend names them)
+    leaders = [a for a in fig.layout.annotations if a.showarrow]
+    assert len(labelled) + len(leaders) == len(scatter)  # every point named on the plot, beside it or on a leader
+    assert {a.text for a in leaders}.isdisjoint(t.text[0] for _, t in labelled)
+    for a in leaders:  # each leader starts at its own point and leaves it by 34-98 px
+        own = next(t for t in scatter if paper_plots.point_label(t.name) == a.text)
+        assert (a.x, a.y) == (own.x[0], own.y[0]) and 33.99 <= np.hypot(a.ax, a.ay) <= 98.01
+    segments = [_leader_px(a, fig.layout.xaxis.range, fig.layout.yaxis.range) for a in leaders]
+    for n, one in enumerate(segments):
+        assert not any(_cross(one, other) for other in segments[n + 1 :]), leaders[n].text
+
+
+def _leader_px(a: go.layout.Annotation, xrange: list, yrange: list) -> tuple[np.ndarray, np.ndarray]:
+    """A leader line's ends in the 340 x 250 px frame the labels are placed in (y up)."""
+    start = np.array(
+        [(a.x - xrange[0]) / (xrange[1] - xrange[0]) * 340, (a.y - yrange[0]) / (yrange[1] - yrange[0]) * 250]
+    )
+    return start, start + [a.ax, -a.ay]
+
+
+def _cross(one: tuple[np.ndarray, np.ndarray], other: tuple[np.ndarray, np.ndarray]) -> bool:
+    """Whether two segments cross between their ends: s (b - a) - t (d - c) = c - a with 0 < s, t < 1."""
+    (a, b), (c, d) = one, other
+    matrix = np.column_stack([b - a, c - d])
+    if abs(np.linalg.det(matrix)) < 1e-9:
+        return False  # parallel
+    s, t = np.linalg.solve(matrix, c - a)
+    return 0 < s < 1 and 0 < t < 1

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass
 
 import numpy as np
 import plotly.graph_objects as go
@@ -334,17 +335,31 @@ LABEL_SPOTS = (
 )
 
 
+LEADER_LENGTHS = (34, 50, 66, 82, 98)  # px from a crowded point to the centre of its label on a leader line
+LEADER_ANGLES = (90, 270, 0, 180, 45, 135, 225, 315, 60, 120, 240, 300, 30, 150, 210, 330)  # degrees from the right
+
+
+@dataclass(frozen=True)
+class LabelSpot:
+    """Where a point's label goes: beside its marker (`position`, a plotly textposition) or, where nothing
+    beside it is free, centred `offset` pixels (right, up) away on a leader line; neither where no place is
+    free (the point's legend entry still names it)."""
+
+    position: str | None = None
+    offset: tuple[float, float] | None = None
+
+
 def label_spots(
     points: list[tuple[float, float]],
     labels: list[str],
     ranges: tuple[list[float], list[float]],
     size_px: tuple[float, float] = (340, 250),
-) -> list[str | None]:
-    """A text position per point so that no label box covers another label or a marker, or crosses the
-    plot's edge, or sits nearer another marker than its own (where it would read as that point's label):
-    each label takes the first of LABEL_SPOTS that is free, judged in pixels of a plot area of about
-    `size_px` (text 7 px per character and 14 px high); None where none is free (that point goes
-    unlabelled, its legend entry names it)."""
+) -> list[LabelSpot]:
+    """A label place per point so that no label box covers another label or a marker, or crosses the
+    plot's edge, judged in pixels of a plot area of about `size_px` (text 7 px per character and 14 px
+    high). Each label takes the first of LABEL_SPOTS that is free and nearer its own marker than any other
+    (where it would read as that point's label); a point with none free gets its label farther out, at the
+    first free place of LEADER_LENGTHS x LEADER_ANGLES whose leader line crosses no other marker or label."""
     (x0, x1), (y0, y1) = ranges
     to_px = [((x - x0) / (x1 - x0) * size_px[0], (y - y0) / (y1 - y0) * size_px[1]) for x, y in points]
     taken = [(px - 6, py - 6, px + 6, py + 6) for px, py in to_px]  # the markers
@@ -367,16 +382,53 @@ def label_spots(
         distances = [math.dist(centre, point) for point in to_px]
         return all(d >= distances[i] for d in distances)
 
-    spots = []
+    def free(a: tuple, i: int) -> bool:
+        return inside(a) and all(clear(a, t) for j, t in enumerate(taken) if j != i)
+
+    def line_clear(start: tuple[float, float], end: tuple[float, float], i: int, own: tuple) -> bool:
+        samples = [
+            (start[0] + (end[0] - start[0]) * k / 24, start[1] + (end[1] - start[1]) * k / 24) for k in range(25)
+        ]
+        on_line = [(x, y, x, y) for x, y in samples if clear((x, y, x, y), own)]
+        if any(_segments_cross(start, end, *leader) for leader in leaders):
+            return False
+        return all(clear(s, t) for s in on_line for j, t in enumerate(taken) if j != i)
+
+    spots, leaders = [], []
     for i, ((px, py), label) in enumerate(zip(to_px, labels)):
-        others = [t for j, t in enumerate(taken) if j != i]
         boxes = {s: box(s, px, py, len(label)) for s in LABEL_SPOTS}
-        free = (s for s, b in boxes.items() if inside(b) and nearest_own(b, i) and all(clear(b, t) for t in others))
-        spot = next(free, None)
-        spots.append(spot)
+        spot = next((s for s, b in boxes.items() if free(b, i) and nearest_own(b, i)), None)
+        spots.append(LabelSpot(position=spot))
         if spot is not None:
             taken.append(boxes[spot])
+    for i, ((px, py), label) in enumerate(zip(to_px, labels)):
+        if spots[i].position is not None:
+            continue
+        for length in LEADER_LENGTHS:
+            ends = [(length * math.cos(math.radians(a)), length * math.sin(math.radians(a))) for a in LEADER_ANGLES]
+            w = 7 * len(label)
+            boxes = {(dx, dy): (px + dx - w / 2, py + dy - 7, px + dx + w / 2, py + dy + 7) for dx, dy in ends}
+            offset = next(
+                (o for o, b in boxes.items() if free(b, i) and line_clear((px, py), (px + o[0], py + o[1]), i, b)),
+                None,
+            )
+            if offset is not None:
+                spots[i] = LabelSpot(offset=offset)
+                taken.append(boxes[offset])
+                leaders.append(((px, py), (px + offset[0], py + offset[1])))
+                break
     return spots
+
+
+def _segments_cross(
+    a: tuple[float, float], b: tuple[float, float], c: tuple[float, float], d: tuple[float, float]
+) -> bool:
+    """Whether segment ab crosses segment cd (touching ends do not count)."""
+
+    def side(p: tuple[float, float], q: tuple[float, float], r: tuple[float, float]) -> float:
+        return (q[0] - p[0]) * (r[1] - p[1]) - (q[1] - p[1]) * (r[0] - p[0])
+
+    return side(a, b, c) * side(a, b, d) < 0 and side(c, d, a) * side(c, d, b) < 0
 
 
 def point_label(label: str) -> str:
@@ -408,10 +460,26 @@ def corruption_figure(results: dict[str, dict]) -> go.Figure:
             [100 * data["mean_accuracy"]],
             "clean %{x:.1f}%, corrupted %{y:.1f}%",
             legendgroup=name,
-            text=[short[slot] if spots[slot] else ""],
-            textposition=spots[slot] or LABEL_SPOTS[0],
+            text=[short[slot] if spots[slot].position else ""],
+            textposition=spots[slot].position or LABEL_SPOTS[0],
         )
         fig.add_trace(point.update(mode="markers+text", marker_size=11), row=1, col=1)
+        if spots[slot].offset:
+            dx, dy = spots[slot].offset
+            fig.add_annotation(
+                x=point.x[0],
+                y=point.y[0],
+                text=short[slot],
+                ax=dx,
+                ay=-dy,
+                standoff=7,
+                showarrow=True,
+                arrowhead=0,
+                arrowwidth=1,
+                arrowcolor=point.line.color,
+                row=1,
+                col=1,
+            )
         by_severity = _percent([data["clean_accuracy"], *data["accuracy_by_severity"]])
         fig.add_trace(
             _line(

@@ -301,8 +301,8 @@ def test_stored_fig12b_labels_sit_nearest_their_own_points():
     runs = json.loads(STORE.read_text())["findings"]["corruption"]["models"].values()
     fig = paper_plots.corruption_figure({run["label"]: run["result"] for run in runs})
     scatter = [trace for trace in fig.data if trace.mode == "markers+text"]
-    (x0, x1), (y0, y1) = fig.layout.xaxis.range, fig.layout.yaxis.range
-    markers = np.array([((t.x[0] - x0) / (x1 - x0) * 340, (t.y[0] - y0) / (y1 - y0) * 250) for t in scatter])
+    ranges = fig.layout.xaxis.range, fig.layout.yaxis.range
+    markers = np.array([_to_px(t.x[0], t.y[0], *ranges) for t in scatter])
     labelled = [(i, t) for i, t in enumerate(scatter) if t.text[0]]
     for i, trace in labelled:
         vertical, horizontal = trace.textposition.split()
@@ -319,17 +319,14 @@ def test_stored_fig12b_labels_sit_nearest_their_own_points():
     for a in leaders:  # each leader starts at its own point and leaves it by 34-98 px
         own = next(t for t in scatter if paper_plots.point_label(t.name) == a.text)
         assert (a.x, a.y) == (own.x[0], own.y[0]) and 33.99 <= np.hypot(a.ax, a.ay) <= 98.01
-    segments = [_leader_px(a, fig.layout.xaxis.range, fig.layout.yaxis.range) for a in leaders]
+    segments = [(_to_px(a.x, a.y, *ranges), _to_px(a.x, a.y, *ranges) + [a.ax, -a.ay]) for a in leaders]
     for n, one in enumerate(segments):
         assert not any(_cross(one, other) for other in segments[n + 1 :]), leaders[n].text
 
 
-def _leader_px(a: go.layout.Annotation, xrange: list, yrange: list) -> tuple[np.ndarray, np.ndarray]:
-    """A leader line's ends in the 340 x 250 px frame the labels are placed in (y up)."""
-    start = np.array(
-        [(a.x - xrange[0]) / (xrange[1] - xrange[0]) * 340, (a.y - yrange[0]) / (yrange[1] - yrange[0]) * 250]
-    )
-    return start, start + [a.ax, -a.ay]
+def _to_px(x: float, y: float, xrange: list, yrange: list) -> np.ndarray:
+    """A data point in the 340 x 250 px frame the labels are placed in (y up)."""
+    return np.array([(x - xrange[0]) / (xrange[1] - xrange[0]) * 340, (y - yrange[0]) / (yrange[1] - yrange[0]) * 250])
 
 
 def _cross(one: tuple[np.ndarray, np.ndarray], other: tuple[np.ndarray, np.ndarray]) -> bool:

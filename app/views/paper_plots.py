@@ -386,12 +386,12 @@ def label_spots(
         return inside(a) and all(clear(a, t) for j, t in enumerate(taken) if j != i)
 
     def line_clear(start: tuple[float, float], end: tuple[float, float], i: int, own: tuple) -> bool:
+        if any(_segments_cross(start, end, *leader) for leader in leaders):
+            return False
         samples = [
             (start[0] + (end[0] - start[0]) * k / 24, start[1] + (end[1] - start[1]) * k / 24) for k in range(25)
         ]
         on_line = [(x, y, x, y) for x, y in samples if clear((x, y, x, y), own)]
-        if any(_segments_cross(start, end, *leader) for leader in leaders):
-            return False
         return all(clear(s, t) for s in on_line for j, t in enumerate(taken) if j != i)
 
     spots, leaders = [], []
@@ -406,8 +406,7 @@ def label_spots(
             continue
         for length in LEADER_LENGTHS:
             ends = [(length * math.cos(math.radians(a)), length * math.sin(math.radians(a))) for a in LEADER_ANGLES]
-            w = 7 * len(label)
-            boxes = {(dx, dy): (px + dx - w / 2, py + dy - 7, px + dx + w / 2, py + dy + 7) for dx, dy in ends}
+            boxes = {(dx, dy): box("middle center", px + dx, py + dy, len(label)) for dx, dy in ends}
             offset = next(
                 (o for o, b in boxes.items() if free(b, i) and line_clear((px, py), (px + o[0], py + o[1]), i, b)),
                 None,

@@ -40,6 +40,7 @@ from torch import nn
 from tqdm import tqdm
 
 from . import checkpoint as ckpt
+from . import correctness
 from .errors import CheckpointError, EngineError
 from .models import (
     CHECKPOINTS,
@@ -136,6 +137,7 @@ class Evaluation:
     nll: float
     count: int
     flip_accuracy: float | None = None  # with flip test-time augmentation (mean of both softmaxes)
+    correct: torch.Tensor | None = None  # bool per image, in the split's order (no flip)
 
 
 @dataclass
@@ -192,7 +194,7 @@ def evaluate(
     accuracy of the mean softmax of each image and its mirror image."""
     model.eval()
     normalize = Normalize(device)
-    correct, nll, flip_correct = 0, 0.0, 0
+    nll, flip_correct, hits = 0.0, 0, []
     for start in range(0, len(split.labels), batch_size):
         x = normalize(split.images[start : start + batch_size].to(device))
         y = split.labels[start : start + batch_size].to(device)
@@ -203,9 +205,22 @@ def evaluate(
                 both = logits.softmax(1) + mirrored.softmax(1)
                 flip_correct += (both.argmax(1) == y).sum().item()
         nll += F.cross_entropy(logits, y, reduction="sum").item()
-        correct += (logits.argmax(1) == y).sum().item()
+        hits.append((logits.argmax(1) == y).cpu())
+    correct = torch.cat(hits) if hits else torch.zeros(0, dtype=torch.bool)
     count = max(1, len(split.labels))
-    return Evaluation(correct / count, nll / count, len(split.labels), flip_correct / count if flip else None)
+    flip_accuracy = flip_correct / count if flip else None
+    return Evaluation(correct.sum().item() / count, nll / count, len(split.labels), flip_accuracy, correct)
+
+
+def score_checkpoint(checkpoint: str | Path, test: Split, device: torch.device) -> correctness.Correctness:
+    """Score the saved checkpoint (its stored weights, fp16 where saved so, run in fp32) image by image on the
+    test split and store the bits beside it (`engine.correctness`): the weights the app and benches load."""
+    from .registry import load_checkpoint
+
+    model, _ = load_checkpoint(checkpoint)
+    scored = evaluate(model.to(device), test, device)
+    correctness.save(checkpoint, scored.correct.numpy(), test.labels.numpy())
+    return correctness.load(checkpoint)
 
 
 def explicit_attention(model: nn.Module, device: torch.device, precision: str) -> None:
@@ -447,6 +462,8 @@ def train(cfg: TrainConfig) -> TrainResult:
     if tuple(data.classes) == CIFAR10_CLASSES:
         meta.subset_accuracy = evaluate(final, subset_split(), device, cfg.eval_batch_size, precision).accuracy
     path = ckpt.save(final, out, meta, half=cfg.half)
+    if tuple(data.classes) == CIFAR10_CLASSES and cfg.limit_test is None:
+        score_checkpoint(path, data.test, device)
     return TrainResult(final.eval(), path, evaluation, losses, seen / run_time if run_time else 0.0)
 
 

@@ -2,7 +2,8 @@
 (Fig 12a; step 0 is the PreAct ResNet, step 6 the paper's placement) with one recipe, and the CIFAR ViT
 with its own, all for the same number of epochs.
 
-    python scripts/train_family.py [--data .data/cifar10-jpeg] [--only step6,vit] [--epochs 40] [--commit] [--dry-run]
+    python scripts/train_family.py [--data .data/cifar10-jpeg] [--only step6,vit] [--epochs 40] [--seeds 0]
+                                   [--commit] [--dry-run]
 
 With no member named it says where the family stands (finished, resumable, to do) and trains what is
 left, in the order step 6, step 0, ViT, then steps 3, 1, 5, 2, 4. Each run keeps its resumable state
@@ -10,7 +11,8 @@ left, in the order step 6, step 0, ViT, then steps 3, 1, 5, 2, 4. Each run keeps
 tree, under $VIT_EXPLORER_STATE (default ~/.cache/vit-explorer/family/<recipe>/), saved every epoch and
 every 5 minutes, and resumes from it when it is there. A finished member's checkpoint (fp16 weights and
 sidecar) is copied into assets/checkpoints/ and, with `--commit`, committed at once. `--dry-run` prints
-the command that reproduces each checkpoint. The data folder is unpacked from
+the command that reproduces each checkpoint. `--seeds 1,2` trains further runs of the same recipe with other
+seeds, bundled beside seed 0's as `<stem>-seed<N>` (the app's maps keep seed 0). The data folder is unpacked from
 ../shared/data/cifar10-jpeg.tar.gz when it is missing and that file is there.
 """
 
@@ -38,8 +40,13 @@ ORDER = ("step6", "step0", "vit", "step3", "step1", "step5", "step2", "step4")
 SHARED_DATA = REPO.parent / "shared" / "data" / "cifar10-jpeg.tar.gz"
 
 
+def seeded(stem: str, seed: int) -> str:
+    """The checkpoint stem of seed `seed`'s run: seed 0 keeps the plain stem."""
+    return stem if seed == 0 else f"{stem}-seed{seed}"
+
+
 def family() -> dict[str, tuple[list[str], str]]:
-    """name -> (model arguments, checkpoint stem)."""
+    """name -> (model arguments, seed 0's checkpoint stem)."""
     members = {}
     for step, placement in enumerate(buildup_sequence(PAPER_DEPTHS)):
         if step == 0:
@@ -56,7 +63,7 @@ def recipe_of(name: str, epochs: int = EPOCHS) -> str:
     return f"{'vit' if name == 'vit' else 'cnn'}-adamw-{epochs}"
 
 
-def recipe_args(name: str, epochs: int = EPOCHS) -> list[str]:
+def recipe_args(name: str, epochs: int = EPOCHS, seed: int = 0) -> list[str]:
     """The trainer's arguments for member `name`'s recipe: AdamW at 2e-3 with channels_last for the CNNs,
     at 1e-3 for the ViT; the rest shared."""
     own = ["--lr", "1e-3"] if name == "vit" else ["--lr", "2e-3", "--channels-last"]
@@ -64,7 +71,7 @@ def recipe_args(name: str, epochs: int = EPOCHS) -> list[str]:
         *("--recipe", recipe_of(name, epochs), "--optimizer", "adamw", *own),
         *("--epochs", str(epochs), "--batch-size", "128", "--weight-decay", "0.05", "--warmup-epochs", "1"),
         *("--smoothing", "0.1", "--mixup", "0", "--cutmix", "0", "--drop-path", "0", "--ema", "0.999"),
-        *("--seed", "0", "--half", "--precision", "auto", "--trajectory-points", "20"),
+        *("--seed", str(seed), "--half", "--precision", "auto", "--trajectory-points", "20"),
         "--compile",  # inductor's CPU backend: 1.1-1.2x the eager bf16 step (bench/train_speed.py)
         *("--save-minutes", "5"),
     ]
@@ -106,17 +113,18 @@ def standing(name: str, stem: str, epochs: int) -> str:
     return status
 
 
-def command_for(name: str, data: str, epochs: int, out: Path | None = None) -> list[str]:
+def command_for(name: str, data: str, epochs: int, out: Path | None = None, seed: int = 0) -> list[str]:
     model_args, _ = family()[name]
     where = ["--out", str(out)] if out is not None else []
-    return [sys.executable, "-m", "engine.train", *model_args, "--data", data, *recipe_args(name, epochs), *where]
+    recipe = recipe_args(name, epochs, seed)
+    return [sys.executable, "-m", "engine.train", *model_args, "--data", data, *recipe, *where]
 
 
 def bundle(stem: str, recipe: str, commit: bool) -> None:
     """Copy a finished run's checkpoint into assets/checkpoints/ (and commit just those two files)."""
     run = state_root(recipe) / stem
     files = []
-    for suffix in (".safetensors", ".json"):
+    for suffix in (".safetensors", ".json", ".correct.npz"):
         shutil.copyfile(run.with_suffix(suffix), CHECKPOINTS / f"{stem}{suffix}")
         files.append(f"assets/checkpoints/{stem}{suffix}")
     if not commit:
@@ -155,26 +163,27 @@ def main() -> None:
     p.add_argument("--data", default=".data/cifar10-jpeg")
     p.add_argument("--only", default=",".join(ORDER), help="comma-separated members, in order")
     p.add_argument("--epochs", type=int, default=EPOCHS, help="every member's training length")
+    p.add_argument("--seeds", default="0", help="comma-separated training seeds, each a run of its own")
     p.add_argument("--commit", action="store_true", help="commit each finished checkpoint at once")
     p.add_argument("--dry-run", action="store_true", help="print the command that reproduces each checkpoint")
     args = p.parse_args()
-    members = family()
-    names = args.only.split(",")
+    runs = [(name, seed) for seed in map(int, args.seeds.split(",")) for name in args.only.split(",")]
     if args.dry_run:
-        for name in names:
-            print(f"{name}: python {' '.join(command_for(name, args.data, args.epochs)[1:])}")
+        for name, seed in runs:
+            print(f"{name}: python {' '.join(command_for(name, args.data, args.epochs, seed=seed)[1:])}")
         return
-    for name in names:
-        print(f"{name:6} {members[name][1]}: {standing(name, members[name][1], args.epochs)}", flush=True)
+    for name, seed in runs:
+        stem = seeded(family()[name][1], seed)
+        print(f"{name:6} {stem}: {standing(name, stem, args.epochs)}", flush=True)
     ensure_data(args.data)
-    for name in names:
-        stem, recipe = members[name][1], recipe_of(name, args.epochs)
+    for name, seed in runs:
+        stem, recipe = seeded(family()[name][1], seed), recipe_of(name, args.epochs)
         status = standing(name, stem, args.epochs)
         if status == "finished":
             continue
         run = state_root(recipe) / stem
         if status != "trained, not yet bundled":
-            command = command_for(name, args.data, args.epochs, run)
+            command = command_for(name, args.data, args.epochs, run, seed)
             if status.startswith("resumable"):
                 command += ["--resume", str(run)]
             print(f"{name}: {' '.join(['python', *command[1:]])}", flush=True)

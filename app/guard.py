@@ -8,14 +8,19 @@ log line and one message that names no server path and tells nothing about what 
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
 import json
 import logging
 import os
 import re
+import sys
 import tempfile
 import time
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 from PIL import Image
@@ -122,7 +127,14 @@ def model_names(value: object, limit: int) -> list[str]:
     return names
 
 
+def _setting(name: str, default: float) -> float:
+    return float(os.environ.get(name, default))
+
+
 MAX_JSON_BYTES = 5 * 2**20
+MAX_JSON_DEPTH = 32  # Gradio's own bodies nest 5 deep
+RUNS = re.compile(r"/(run|api|call|component_server)(/|$)|/queue/join/?$")  # POST routes that run a function
+CANCELS = re.compile(r"/(cancel|reset)/?$")  # gradio_client's job.cancel() posts both
 
 
 def file_paths(data: object) -> list[object]:
@@ -135,13 +147,89 @@ def file_paths(data: object) -> list[object]:
     return []
 
 
+def depth(data: object) -> int:
+    """How deeply JSON data nests lists and objects (a scalar: 0), without recursion."""
+    deepest, stack = 0, [(data, 1)]
+    while stack:
+        value, level = stack.pop()
+        children = value.values() if isinstance(value, dict) else value if isinstance(value, list) else None
+        if children is not None:
+            deepest = max(deepest, level)
+            stack.extend((child, level + 1) for child in children)
+    return deepest
+
+
 @dataclass(frozen=True)
 class Fairness:
-    """How many requests one visitor may have waiting or running at once: per browser session and per
-    client address (a visitor can make up new sessions, not new addresses)."""
+    """How many requests one visitor may have waiting or running at once, over every route that runs a function
+    (the page's queue, /call, the REST /run and /api): per browser session and per client address (a visitor
+    can make up new sessions, not new addresses)."""
 
-    per_session: int = int(os.environ.get("VIT_EXPLORER_MAX_PER_SESSION", 3))
-    per_address: int = int(os.environ.get("VIT_EXPLORER_MAX_PER_ADDRESS", 12))
+    per_session: int = int(_setting("VIT_EXPLORER_MAX_PER_SESSION", 3))
+    per_address: int = int(_setting("VIT_EXPLORER_MAX_PER_ADDRESS", 12))
+
+
+@dataclass(frozen=True)
+class Bodies:
+    """Bounds on request bodies while they arrive: each must be whole within `seconds`, and all those the guard
+    holds at once take at most `budget` bytes (a new one past it is told to come back)."""
+
+    seconds: float = _setting("VIT_EXPLORER_BODY_SECONDS", 30)
+    budget: int = int(_setting("VIT_EXPLORER_BODY_BUDGET_MB", 200) * 2**20)
+    largest: int = MAX_JSON_BYTES
+    nesting: int = MAX_JSON_DEPTH
+
+
+@dataclass(eq=False)
+class Work:
+    """A request the guard let through to a function, until it is answered: who sent it, and why its work must
+    stop (None while it may go on)."""
+
+    address: str
+    session: str | None
+    stopped: str | None = None
+
+
+CURRENT: contextvars.ContextVar[Work | None] = contextvars.ContextVar("vit_explorer_work", default=None)
+CANCELLED: OrderedDict[str, None] = OrderedDict()  # Gradio event ids whose clients cancelled them, newest last
+CANCELLED_KEPT = 10_000
+GONE = "stopped: the client that asked went away"
+
+
+def stop_point() -> None:
+    """Stop the work of the request running here (raise Refused) once it has been abandoned: a REST client hung
+    up, a queued event was cancelled (gradio_client's job.cancel()) or its client went away. Called at every block
+    or batch (the service's progress reports); a no-op outside a request."""
+    work = CURRENT.get()
+    why = work.stopped if work is not None else None
+    if why is None:
+        why = _queued_event_stopped()
+    if why:
+        raise refuse(why, "the rest of an abandoned request")
+
+
+def _queued_event_stopped() -> str | None:
+    """Why the Gradio queue's event running here must stop, or None."""
+    context = sys.modules.get("gradio.context")  # no Gradio loaded (the CLI, Streamlit): no queued event
+    event_id = context.LocalContext.event_id.get(None) if context else None
+    if not event_id:
+        return None
+    if event_id in CANCELLED:
+        return "stopped: cancelled by the client that asked"
+    queue = getattr(context.LocalContext.blocks.get(None), "_queue", None)
+    mine = [event for event in pending_events(queue) if getattr(event, "_id", None) == event_id]
+    return GONE if mine and not any(event.alive for event in mine) else None
+
+
+def stoppable(report: Callable[[float, str], None] | None) -> Callable[[float, str], None]:
+    """`report` (or no report) passing first through `stop_point`."""
+
+    def checked(fraction: float, message: str) -> None:
+        stop_point()
+        if report is not None:
+            report(fraction, message)
+
+    return checked
 
 
 def pending_events(queue) -> list:
@@ -158,60 +246,140 @@ def _address(event) -> str | None:
 
 
 class RequestGuard:
-    """ASGI middleware in front of the Gradio app, checking every JSON request before Gradio sees it:
-    - a request naming a file anywhere outside the upload folder is refused (Gradio would copy such a file
-      into its cache, whatever it is), with one message for every path; uploads themselves (multipart, to
-      /gradio_api/upload) pass;
-    - a visitor with `fairness` requests already waiting or running in `queue()` is told to wait."""
+    """ASGI middleware in front of the Gradio app, the one way in for every POST body:
+    - a body is read whole within `bodies.seconds` (else 408), and those being read hold at most `bodies.budget`
+      bytes together (a new one past it: 503 with Retry-After); uploads (multipart, to /upload) stream past;
+    - it is parsed as the framework will parse it (json.loads on the bytes: BOMs, UTF-16 and UTF-32 alike); what
+      does not parse, or nests deeper than `bodies.nesting`, is refused (400);
+    - a request naming a file anywhere outside the upload folder is refused (Gradio would copy such a file into
+      its cache, whatever it is), with one message for every path;
+    - on a route that runs a function, a visitor with `fairness` requests already waiting in `queue()` or running
+      is told to wait (429); a REST request whose client hangs up has its work stopped at the next `stop_point`,
+      and so has a queued event its client cancels."""
 
-    def __init__(self, app, uploads: Uploads, queue=lambda: None, fairness: Fairness = Fairness()) -> None:
-        self.app, self.uploads, self.queue, self.fairness = app, uploads, queue, fairness
+    def __init__(
+        self, app, uploads: Uploads, queue=lambda: None, fairness: Fairness = Fairness(), bodies: Bodies = Bodies()
+    ) -> None:
+        self.app, self.uploads, self.queue, self.fairness, self.bodies = app, uploads, queue, fairness, bodies
+        self.running: list[Work] = []  # requests let through to a function and not yet answered
+        self.reading = 0  # bytes of the bodies being read
 
     async def __call__(self, scope, receive, send) -> None:
-        if scope["type"] != "http" or scope["method"] != "POST" or scope["path"].endswith("/upload"):
+        if scope["type"] != "http" or scope["method"] != "POST" or _streamed(scope):
             return await self.app(scope, receive, send)
-        chunks, size, more = [], 0, True
-        while more:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return
-            chunks.append(message.get("body", b""))
-            size, more = size + len(chunks[-1]), message.get("more_body", False)
-            if size > MAX_JSON_BYTES:
-                log.warning("refused a request body of over %d MB", MAX_JSON_BYTES // 2**20)
-                return await _answer(send, 413, "the request is too large")
-        body = b"".join(chunks)
+        body = await self._body(scope, receive, send)
+        if body is None:
+            return
         try:
-            data = json.loads(body) if body.strip().startswith((b"{", b"[")) else None
-        except ValueError:
-            data = None
+            data = json.loads(body) if body.strip() else None
+        except RecursionError:
+            return await _answer(send, 400, self._refused(f"the request nests deeper than {self.bodies.nesting}"))
+        except ValueError:  # JSONDecodeError, UnicodeDecodeError
+            return await _answer(send, 400, self._refused("the request body is not JSON"))
+        if depth(data) > self.bodies.nesting:
+            return await _answer(send, 400, self._refused(f"the request nests deeper than {self.bodies.nesting}"))
         for path in file_paths(data):
             try:
                 self.uploads.file(path, "a file")
             except Refused as exc:
                 return await _answer(send, 400, str(exc))
-        if scope["path"].endswith("/queue/join") or "/call/" in scope["path"]:
-            busy = self.busy(
-                data.get("session_hash") if isinstance(data, dict) else None, (scope.get("client") or ("",))[0]
+        if CANCELS.search(scope["path"]) and isinstance(data, dict) and isinstance(data.get("event_id"), str):
+            CANCELLED[data["event_id"]] = None
+            while len(CANCELLED) > CANCELLED_KEPT:
+                CANCELLED.popitem(last=False)
+        if not RUNS.search(scope["path"]):
+            return await self.app(scope, _replay(body, receive), send)
+        session = data.get("session_hash") if isinstance(data, dict) else None
+        work = Work((scope.get("client") or ("",))[0], session if isinstance(session, str) else None)
+        if busy := self.busy(work.session, work.address):
+            return await _answer(send, 429, busy)
+        await self._run(work, scope, body, receive, send)
+
+    async def _body(self, scope, receive, send) -> bytes | None:
+        """The whole body, or None once the request has been answered (too large, too slow, over the budget)."""
+        declared = _content_length(scope)
+        if declared is not None and declared > self.bodies.largest:
+            return await _answer(send, 413, self._refused("the request is too large"))
+        held = declared or 0
+        if self.reading + held > self.bodies.budget:
+            return await self._over_budget(send)
+        self.reading += held
+        chunks, size = [], 0
+        try:
+            async with asyncio.timeout(self.bodies.seconds):
+                while True:
+                    message = await receive()
+                    if message["type"] == "http.disconnect":
+                        return None
+                    chunks.append(message.get("body", b""))
+                    size += len(chunks[-1])
+                    if size > self.bodies.largest:
+                        return await _answer(send, 413, self._refused("the request is too large"))
+                    if size > held:  # more than declared (a chunked body): held against the budget as it grows
+                        if self.reading + size - held > self.bodies.budget:
+                            return await self._over_budget(send)
+                        self.reading, held = self.reading + size - held, size
+                    if not message.get("more_body", False):
+                        return b"".join(chunks)
+        except TimeoutError:
+            return await _answer(
+                send, 408, self._refused(f"the request body did not arrive within {self.bodies.seconds:g} s")
             )
-            if busy:
-                return await _answer(send, 429, busy)
-        replayed = False
+        finally:
+            self.reading -= held
 
-        async def replay():
-            nonlocal replayed
-            if replayed:
-                return await receive()
-            replayed = True
-            return {"type": "http.request", "body": body, "more_body": False}
+    async def _over_budget(self, send) -> None:
+        message = "the server is receiving too many requests at once; try again in a few seconds"
+        retry = str(max(1, round(self.bodies.seconds))).encode()
+        await _answer(send, 503, self._refused(message), [(b"retry-after", retry)])
 
-        await self.app(scope, replay, send)
+    async def _run(self, work: Work, scope, body: bytes, receive, send) -> None:
+        """Let `work` through, counted until it is answered (a hang-up: until its work has stopped, at its next
+        block or batch, so that abandoned work cannot pile up); its client hanging up marks it stopped."""
+        gone = asyncio.Event()
+
+        async def watch() -> None:  # the client's side after the body: only a hang-up can come
+            while (await receive())["type"] != "http.disconnect":
+                pass
+            work.stopped = work.stopped or GONE
+            gone.set()
+
+        async def downstream():
+            if not sent:
+                sent.append(True)
+                return {"type": "http.request", "body": body, "more_body": False}
+            await gone.wait()
+            return {"type": "http.disconnect"}
+
+        async def answer(message) -> None:  # a queued request is counted in the queue once it is answered
+            if message["type"] == "http.response.start":
+                done()
+            await send(message)
+
+        def done() -> None:
+            if work in self.running:
+                self.running.remove(work)
+
+        sent: list[bool] = []
+        self.running.append(work)
+        token, watcher = CURRENT.set(work), asyncio.create_task(watch())
+        try:
+            await self.app(scope, downstream, answer)
+        finally:
+            watcher.cancel()
+            CURRENT.reset(token)
+            done()
+
+    def _refused(self, message: str) -> str:
+        log.warning("refused a request: %s", message)
+        return message
 
     def busy(self, session: str | None, address: str) -> str | None:
         """Why a new request of this session and address must wait, or None."""
-        events = pending_events(self.queue())
-        mine = sum(1 for event in events if session and event.session_hash == session)
-        here = sum(1 for event in events if _address(event) == address)
+        queued = [(event.session_hash, _address(event)) for event in pending_events(self.queue())]
+        both = queued + [(work.session, work.address) for work in self.running]
+        mine = sum(1 for s, _ in both if session and s == session)
+        here = sum(1 for _, a in both if a == address)
         if mine >= self.fairness.per_session or here >= self.fairness.per_address:
             limit = self.fairness.per_session if mine >= self.fairness.per_session else self.fairness.per_address
             where = "this page" if mine >= self.fairness.per_session else "your address"
@@ -224,13 +392,46 @@ class RequestGuard:
         return None
 
 
-async def _answer(send, status: int, message: str) -> None:
+def _streamed(scope) -> bool:
+    """An upload (multipart, or to the upload route): streamed past to the framework, which writes it to disk."""
+    content_type = dict(scope.get("headers") or []).get(b"content-type", b"")
+    return scope["path"].endswith("/upload") or content_type.lower().startswith(b"multipart/form-data")
+
+
+def _content_length(scope) -> int | None:
+    value = dict(scope.get("headers") or []).get(b"content-length")
+    try:
+        return int(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+def _replay(body: bytes, receive):
+    """A receive giving `body` whole, then what the client sends next."""
+    sent = []
+
+    async def replay():
+        if sent:
+            return await receive()
+        sent.append(True)
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return replay
+
+
+async def _answer(send, status: int, message: str, headers: list[tuple[bytes, bytes]] = ()) -> None:
+    """A JSON refusal; the connection is closed after it (the rest of a body is not read)."""
     body = json.dumps({"detail": message, "error": message}).encode()
     await send(
         {
             "type": "http.response.start",
             "status": status,
-            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                (b"connection", b"close"),
+                *headers,
+            ],
         }
     )
     await send({"type": "http.response.body", "body": body})

@@ -23,7 +23,7 @@ import numpy as np
 from PIL import Image
 
 import engine
-from app.guard import Uploads, model_names, refuse
+from app.guard import Uploads, model_names, refuse, stoppable
 from engine.analyses.attributions import METHODS, IntegratedGradients, unsupported
 from engine.analyses.dataset_curves import DatasetCurves, image_names
 from engine.analyses.logit_lens import LogitLens, LogitLensResult
@@ -245,7 +245,7 @@ class Service:
 
         Raises engine errors (ImageError, UnknownModelError, WeightsUnavailableError) unchanged.
         """
-        report = report or (lambda fraction, message: None)
+        report = stoppable(report)  # stops here once the request is abandoned
         names = model_names(names, MAX_MODELS)
         models = self._each_model(names, weights, report)
         picture = self.picture(image)
@@ -309,9 +309,8 @@ class Service:
                 raise refuse(f"no attribution method '{shown(method)}': one of {', '.join(METHODS)}", "unknown method")
             analysis = cls(loaded, steps=key[2]) if cls is IntegratedGradients else cls(loaded)
 
-            def progress(done: int, total: int) -> None:
-                if report:
-                    report(done / total, f"{method}: {done}/{total} passes")
+            def progress(done: int, total: int, report: Report = stoppable(report)) -> None:
+                report(done / total, f"{method}: {done}/{total} passes")
 
             with engine.Lesion(loaded, run.lesion):
                 run.maps[key] = analysis.attribute(run.picture, int(target), progress)
@@ -338,7 +337,7 @@ class Service:
         """
         archive = self.upload(archive, "the ZIP")
         deadline = time.monotonic() + REQUEST_SECONDS
-        report = report or (lambda fraction, message: None)
+        report = stoppable(report)  # stops here once the request is abandoned
         names = model_names(names, MAX_MODELS)
         models = self._each_model(names, weights, report)
         if not zipfile.is_zipfile(archive):

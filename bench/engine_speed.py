@@ -4,12 +4,15 @@
         [--model NAME ...]
 
 Prints, per model, the median time of a plain forward pass and of the full analysis of the same
-preprocessed batch (`--batch` copies of one photo; 64 on a GPU) with `Analyzer.attribute`: the
+preprocessed batch (`--batch` copies of one photo; 32 on a GPU) with `Analyzer.attribute`: the
 forward pass with every block's Fourier curve and variance, attention maps, rollout and
-distances, and the top-5. Then their ratio (goal: <= 1.15x), the official notebooks'
+distances, and the top-5. Then their ratio (goal: <= 1.15x on a CPU, <= 1.05x on a GPU), the
+plain forward pass with timm's attention on its explicit path (q k^T, softmax, @ v: the path the
+analysis must take to read the attention matrix; attention models only), the official notebooks'
 block-by-block procedure on the same input (keep every latent, then per latent a full 2-D FFT,
 roll, diagonal, and torch.var; no attention) with its ratio, and the time of the eval transform
-(resize, crop, normalize) that all of them need before them.
+(resize, crop, normalize) that all of them need before them. On a GPU every timing is bracketed
+by torch.cuda.synchronize().
 """
 
 from __future__ import annotations
@@ -18,30 +21,70 @@ import argparse
 import statistics
 import sys
 import time
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable, Iterator
 
 import torch
 from PIL import Image
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repository, for `engine`
 
-import engine
-from engine.analyses.block_measures import watch_latents
-from engine.measure import to_bchw
+import engine  # noqa: E402
+from engine.analyses.block_measures import watch_latents  # noqa: E402
+from engine.measure import to_bchw  # noqa: E402
+
+HEADER = (
+    "| model | batch | forward (ms) | full analysis (ms) | ratio | forward, explicit attention (ms) "
+    "| notebooks' procedure (ms) | ratio | eval transform (ms) |\n"
+    "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+)
 
 
-def seconds(fn) -> float:
+@dataclass
+class EngineTiming:
+    """Median times in seconds of one model at one batch size."""
+
+    model: str
+    batch: int
+    forward: float
+    analysis: float
+    explicit_forward: float | None  # None: the model has no timm attention layers
+    notebooks: float
+    transform: float
+
+    @property
+    def ratio(self) -> float:
+        return self.analysis / self.forward
+
+    def row(self) -> str:
+        explicit = "n/a" if self.explicit_forward is None else f"{self.explicit_forward * 1e3:.1f}"
+        return (
+            f"| {self.model} | {self.batch} | {self.forward * 1e3:.1f} | {self.analysis * 1e3:.1f} | {self.ratio:.2f} "
+            f"| {explicit} | {self.notebooks * 1e3:.1f} | {self.notebooks / self.forward:.2f} "
+            f"| {self.transform * 1e3:.1f} |"
+        )
+
+
+def synchronize(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def seconds(fn: Callable[[], object], device: torch.device) -> float:
+    """Wall time of `fn`, with the device's queue drained before and after."""
+    synchronize(device)
     start = time.perf_counter()
     fn()
-    if torch.cuda.is_available():
-        torch.cuda.synchronize()
+    synchronize(device)
     return time.perf_counter() - start
 
 
-def interleaved_medians(a, b, repeats: int) -> tuple[float, float]:
+def interleaved_medians(a, b, repeats: int, device: torch.device) -> tuple[float, float]:
     """Median times of `a` and `b`, run alternately so that load on the machine hits both alike."""
     a(), b()  # warm-up
-    pairs = [(seconds(a), seconds(b)) for _ in range(repeats)]
+    pairs = [(seconds(a, device), seconds(b, device)) for _ in range(repeats)]
     return statistics.median(p[0] for p in pairs), statistics.median(p[1] for p in pairs)
 
 
@@ -66,6 +109,50 @@ def notebook_procedure(model: engine.LoadedModel, x: torch.Tensor) -> list[tuple
     return out
 
 
+@contextmanager
+def explicit_attention(module: torch.nn.Module) -> Iterator[bool]:
+    """timm's attention layers on their explicit path while inside; yields whether the model has any."""
+    layers = [layer for layer in module.modules() if hasattr(layer, "fused_attn")]
+    fused = [layer.fused_attn for layer in layers]
+    for layer in layers:
+        layer.fused_attn = False
+    try:
+        yield bool(layers)
+    finally:
+        for layer, was in zip(layers, fused):
+            layer.fused_attn = was
+
+
+def imagenet_models() -> list[str]:
+    return [n for n in engine.list_models() if engine.get_spec(n).dataset == "imagenet"]
+
+
+def photo() -> Image.Image:
+    import skimage.data
+
+    return Image.fromarray(skimage.data.chelsea())
+
+
+def measure(model: engine.LoadedModel, image: Image.Image, batch: int, repeats: int) -> EngineTiming:
+    """Every timing of `model` on `batch` copies of `image`."""
+    analyzer = engine.Analyzer(model, batch_size=batch)
+    x = analyzer.inputs([image] * batch).to(model.device)
+    device = model.device
+
+    def forward() -> None:
+        with torch.inference_mode():
+            model.module(x)
+
+    plain, full = interleaved_medians(forward, lambda: analyzer.attribute(x), repeats, device)
+    explicit = None
+    with explicit_attention(model.module) as has_attention:
+        if has_attention:
+            explicit, _ = interleaved_medians(forward, lambda: None, repeats, device)
+    _, notebooks = interleaved_medians(forward, lambda: notebook_procedure(model, x), repeats, device)
+    prep = statistics.median(seconds(lambda: analyzer.inputs([image] * batch), device) for _ in range(repeats))
+    return EngineTiming(model.name, batch, plain, full, explicit, notebooks, prep)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--device", default="cpu")
@@ -76,35 +163,14 @@ def main() -> None:
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
-    import skimage.data
-
-    image = Image.fromarray(skimage.data.chelsea())
-    names = args.model or [n for n in engine.list_models() if engine.get_spec(n).dataset == "imagenet"]
+    image = photo()
     print(
         f"device {args.device}, torch threads {torch.get_num_threads()}, batch {args.batch}, median of {args.repeats}"
     )
-    print(
-        "| model | forward (ms) | full analysis (ms) | ratio | notebooks' procedure (ms) | ratio "
-        "| eval transform (ms) |\n"
-        "|---|---:|---:|---:|---:|---:|---:|"
-    )
-    for name in names:
+    print(HEADER)
+    for name in args.model or imagenet_models():
         model = engine.create_model(name, weights="random", device=args.device)
-        analyzer = engine.Analyzer(model, batch_size=args.batch)
-        x = analyzer.inputs([image] * args.batch).to(model.device)
-
-        def forward() -> None:
-            with torch.inference_mode():
-                model.module(x)
-
-        plain, full = interleaved_medians(forward, lambda: analyzer.attribute(x), args.repeats)
-        _, notebooks = interleaved_medians(forward, lambda: notebook_procedure(model, x), args.repeats)
-        prep = statistics.median(seconds(lambda: analyzer.inputs([image] * args.batch)) for _ in range(args.repeats))
-        print(
-            f"| {name} | {plain * 1e3:.1f} | {full * 1e3:.1f} | {full / plain:.2f} | {notebooks * 1e3:.1f} | "
-            f"{notebooks / plain:.2f} | {prep * 1e3:.1f} |",
-            flush=True,
-        )
+        print(measure(model, image, args.batch, args.repeats).row(), flush=True)
 
 
 if __name__ == "__main__":

@@ -2,13 +2,14 @@
 as it was (fp32, eager) beside each change, in one run. Run it on an idle machine.
 
     .venv/bin/python bench/train_speed.py [--steps 8] [--only step6,vit] [--variants fp32,bf16,bf16+compile]
+        [--width 64] [--device auto]
 
 Variants: `fp32` (the trainer before: fp32, eager, AdamW's default foreach step), `bf16` (bf16 autocast, and
 channels_last for the CNNs, as the trainer's `--precision auto` runs on a CPU with bf16 units), `+compile`
 (torch.compile of the model, inductor's CPU backend; compile time is not counted), `+fused` (AdamW's fused
 step) and `+explicit` (timm's attention layers on their explicit path, not the fused flash-attention kernel; the
 trainer does this in bf16 on a CPU). channels_last follows each member's recipe in scripts/train_family.py,
-which leaves it off for the ViT.
+which leaves it off for the ViT. `--width` sets the CNNs' base width (the family's is 16, the paper's 64).
 """
 
 from __future__ import annotations
@@ -73,6 +74,8 @@ def images_per_s(
     warm = time.perf_counter()
     for step in range(steps + 2):  # two warm-up steps
         if step == 2:
+            if device.type == "cuda":
+                torch.cuda.synchronize()
             start = time.perf_counter()
         with torch.autocast(device.type, torch.bfloat16, enabled=variant.bf16):
             loss = F.cross_entropy(step_model(x).float(), y)
@@ -84,6 +87,17 @@ def images_per_s(
     return Speed(batch * steps / (time.perf_counter() - start), start - warm)
 
 
+def member(name: str, width: int | None = None) -> tuple[torch.nn.Module, bool, str]:
+    """Member `name` of the family built with seed 0 (at base `width` for the CNNs), whether its recipe trains it
+    channels_last, and its registry name."""
+    model_args = family()[name][0]
+    cfg = TrainConfig(model=model_args[1], msa=model_args[3] if len(model_args) > 2 else None)
+    if width is not None and cfg.model != "vit_cifar":
+        cfg.width = width
+    torch.manual_seed(0)
+    return get_spec(cfg.model).build(**cfg.build_options(10)), "--channels-last" in recipe_args(name), cfg.model
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--steps", type=int, default=8)
@@ -91,31 +105,28 @@ def main() -> None:
     p.add_argument("--device", default="auto")
     p.add_argument("--only", default=",".join(ORDER))
     p.add_argument("--variants", default="fp32,bf16,bf16+explicit,bf16+explicit+compile,bf16+explicit+fused")
+    p.add_argument("--width", type=int, help="the CNNs' base width (default: the family's, 16)")
     args = p.parse_args()
     device = resolve_device(args.device)
     variants = [Variant.parse(v) for v in args.variants.split(",")]
-    flags = [f for f in ("avx512_bf16", "amx_bf16") if f in Path("/proc/cpuinfo").read_text()]
+    cpuinfo = Path("/proc/cpuinfo")
+    flags = [f for f in ("avx512_bf16", "amx_bf16") if cpuinfo.exists() and f in cpuinfo.read_text()]
     print(
         f"device {device}, {torch.get_num_threads()} threads, CPU flags: {', '.join(flags) or 'no bf16 units'}"
         f" (bf16 units: {cpu_has_bf16()}), batch {args.batch_size}, torch {torch.__version__}"
     )
     print("| member | " + " | ".join(f"{v.name} images/s" for v in variants) + " | best vs fp32 |")
     print("|---|" + "---:|" * (len(variants) + 1))
-    members = family()
     for name in args.only.split(","):
-        model_args = members[name][0]
-        cfg = TrainConfig(model=model_args[1], msa=model_args[3] if len(model_args) > 2 else None)
         cells, rates = [], []
         for variant in variants:
-            torch.manual_seed(0)
-            module = get_spec(cfg.model).build(**cfg.build_options(10))
-            channels_last = "--channels-last" in recipe_args(name)  # as the family's recipe trains it
+            module, channels_last, model_name = member(name, args.width)
             speed = images_per_s(module, variant, channels_last, device, args.batch_size, args.steps)
             rates.append(speed.images_per_s)
             compiled = f" ({speed.compile_s:.0f} s to compile)" if variant.compile else ""
             cells.append(f"{speed.images_per_s:.1f}{compiled}")
             torch._dynamo.reset()
-        print(f"| {name}: {cfg.model} | " + " | ".join(cells) + f" | {max(rates) / rates[0]:.2f}x |", flush=True)
+        print(f"| {name}: {model_name} | " + " | ".join(cells) + f" | {max(rates) / rates[0]:.2f}x |", flush=True)
 
 
 if __name__ == "__main__":

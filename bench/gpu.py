@@ -286,8 +286,7 @@ def attribution_benchmark(device: torch.device, quick: bool) -> Benchmark:
 
     return Benchmark(
         "attribution",
-        f"Attribution methods, one image, seconds (median of {repeats} after a warm-up; Integrated Gradients with "
-        "32 steps)",
+        f"Attribution methods at their defaults, one image, seconds (median of {repeats} after a warm-up)",
         20 if quick else 60,
         "| model | " + " | ".join(methods) + " |\n|---|" + "---:|" * len(methods),
         {"models": names, "methods": methods, "repeats": repeats, "image": "cat.jpg"},

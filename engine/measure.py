@@ -95,7 +95,7 @@ def map_statistics(x: torch.Tensor) -> MapStatistics:
     means = maps.mean(dim=-1, keepdim=True)
     deviations = maps - means  # keeps the latent's layout
     if h * w > DFT_MAX_PIXELS:
-        rows, columns = _diagonal_frequencies(h, w)
+        rows, columns = _diagonal_frequencies(h, w, x.device)
         picked = torch.fft.fft2(deviations.unflatten(-1, (h, w)))[..., rows, columns]
         spectrum = torch.cat([picked.real, picked.imag], dim=-1)
     elif deviations.stride(-2) == 1 and deviations.shape[-2] > 1:  # channels-last: (B, H*W, C) underneath
@@ -105,11 +105,13 @@ def map_statistics(x: torch.Tensor) -> MapStatistics:
     return MapStatistics(means[..., 0], spectrum, deviations.square_().sum(dim=-1), (h, w))
 
 
-def _diagonal_frequencies(h: int, w: int) -> tuple[torch.Tensor, torch.Tensor]:
+@lru_cache(maxsize=32)
+def _diagonal_frequencies(h: int, w: int, device: torch.device | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """The frequencies the rolled map's main diagonal holds from index H//2 on: rolling by
     (H//2, W//2) puts frequency (t, (t + H//2 - W//2) mod W) at diagonal index H//2 + t, for
-    t < J = min(H, W) - H//2 (for square maps, (t, t))."""
-    t = torch.arange(min(h, w) - h // 2)
+    t < J = min(H, W) - H//2 (for square maps, (t, t)). Kept per device: indexing a GPU tensor
+    with CPU indices copies them to the GPU, and waits, every time."""
+    t = torch.arange(min(h, w) - h // 2, device=device)
     return t, (t + h // 2 - w // 2) % w
 
 

@@ -31,6 +31,13 @@ def grid_distances(h: int, w: int, pixels_per_token: float, device: torch.device
 
 
 @lru_cache(maxsize=64)
+def even_distance(h: int, w: int, pixels_per_token: float) -> float:
+    """The mean distance of attention spread evenly over an h x w grid, worked out on the CPU: read
+    from a GPU inside a hook, it would wait for the GPU to finish all the work queued before."""
+    return grid_distances(h, w, pixels_per_token, torch.device("cpu")).mean().item()
+
+
+@lru_cache(maxsize=64)
 def distance_weights(h: int, w: int, prefix: int, pixels_per_token: float, device: torch.device) -> torch.Tensor:
     """((prefix + h*w)^2,) weights with probs.flatten(-2) @ weights the mean attention distance of an
     h x w grid of patches: query-key distances between patch centers divided by the number of patch
@@ -123,7 +130,7 @@ class AttentionRecorder:
             probs.flatten(-2) @ distance_weights(side, side, prefix, self.input_size / side, probs.device)
         )
         if layer.even_distance is None:  # the same grid every batch: read once
-            layer.even_distance = grid_distances(side, side, self.input_size / side, probs.device).mean().item()
+            layer.even_distance = even_distance(side, side, self.input_size / side)
         if self.rollout:
             self._mixed.append(probs.mean(dim=1))  # head mean; rollout adds I and halves in end_batch
 
@@ -154,7 +161,7 @@ class AttentionRecorder:
         distances = probs.flatten(-2) @ distance_weights(wh, ww, 0, self.input_size / h, probs.device)
         layer.distances.append(distances.reshape(b, -1, heads).mean(dim=1))
         if layer.even_distance is None:
-            layer.even_distance = grid_distances(wh, ww, self.input_size / h, probs.device).mean().item()
+            layer.even_distance = even_distance(wh, ww, self.input_size / h)
 
     def result(self) -> AttentionResult:
         layers = [

@@ -117,9 +117,9 @@ def _normalization(transform) -> tuple[torch.Tensor, torch.Tensor]:
 
 def as_seen(batch: torch.Tensor, transform) -> np.ndarray:
     """The normalized input batch back as (B, H, W, 3) uint8: the image as the model saw it."""
-    mean, std = _normalization(transform)
-    pixels = batch.detach().float().cpu() * std[:, None, None] + mean[:, None, None]
-    return (pixels.clamp(0, 1) * 255).round().byte().permute(0, 2, 3, 1).numpy()
+    mean, std = (t.to(batch.device) for t in _normalization(transform))
+    pixels = batch.detach().float() * std[:, None, None] + mean[:, None, None]
+    return (pixels.clamp(0, 1) * 255).round().byte().permute(0, 2, 3, 1).cpu().numpy()  # a GPU sends bytes
 
 
 class Analyzer(ModelAnalysis):

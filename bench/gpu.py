@@ -54,7 +54,7 @@ from app.service import DEFAULT_MODELS, SAMPLES, Service  # noqa: E402
 from engine.analyses.attributions import METHODS, unsupported  # noqa: E402
 from engine.registry import resolve_device  # noqa: E402
 
-ATTENTION = "One pass: attention, rollout, curves"  # as bench/attribution_speed.py names it
+ATTENTION = "Attention + rollout"  # as bench/attribution_speed.py names it: one recorded pass of the Analyzer
 QUICK_MODEL = "vit_cifar"  # the smallest registered model with attention
 ORDER = ("engine", "analyze", "curves", "attribution", "train")
 
@@ -150,7 +150,8 @@ def machine_line(info: dict) -> str:
     cuda = f", CUDA {info['cuda']}" if info["device"].startswith("cuda") else ""
     return (
         f"{card}{driver}; torch {info['torch']}{cuda}, timm {info['timm']}; {info['cpu_cores']} CPU cores "
-        f"({info['cpu']}), {info['torch_threads']} torch threads; {info['date']}, commit {info['commit']}"
+        f"({info['cpu']}), {info['torch_threads']} torch threads; {info['date']}"
+        + (f", commit {info['commit']}" if info["commit"] else "")
     )
 
 

@@ -2,7 +2,7 @@
 
     bash bench/gpu.sh [--device cuda] [--quick] [--out DIR] [--only engine,analyze,curves,attribution,train]
 
-Runs, in this order and each within its own time budget (about 6.5 minutes in all on an H100):
+Runs, in this order, each within its own time budget, and starts no item after `--minutes` (7.5):
 - engine: bench/engine_speed.py, every registered ImageNet model at batch 1 and 32 (plain forward against the full
   analysis; goal on a GPU: at most 1.05x at batch 32);
 - analyze: the /analyze API's work through app.service.Service (analyze, then the JSON), first call and warm;

@@ -159,7 +159,11 @@ class DatasetCurves(ModelAnalysis):
                     index = rank + world * torch.arange(position, position + len(images))
                     position += len(images)
                     real = index < len(stream)  # DistributedSampler pads with repeated images
-                    sums.start(batch, (real & readable).to(self.model.device), index[real & ~readable].tolist())
+                    keep = real & readable
+                    if self.model.device.type == "cuda":  # from pageable memory the copy would wait for the GPU
+                        keep = keep.pin_memory()
+                    keep = keep.to(self.model.device, non_blocking=True)
+                    sums.start(batch, keep, index[real & ~readable].tolist())
                     self.forward(images)
                     if progress:
                         progress(min(position * world, len(stream)), len(stream))

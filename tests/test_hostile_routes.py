@@ -1,0 +1,313 @@
+"""Every route that runs a function, probed over loopback as a hostile client would, against a real server started
+with small bounds: the per-address and per-session limits on each route, bodies in other encodings and nested
+deep, stalled bodies, and work stopped when its client hangs up or cancels (REST, /call and gradio_client)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+import zipfile
+from pathlib import Path
+from typing import Callable, Iterator
+
+import httpx
+import pytest
+from gradio_client import Client, handle_file
+
+from app.guard import NOT_UPLOADED
+from tests.conftest import ROOT, Server, free_port, stop, wait_until_up
+from tests.test_server_guard import fn_indices, png_bytes, rss_mb, upload
+
+PER_ADDRESS, PER_SESSION, BODY_SECONDS, BODY_BUDGET_MB = 4, 3, 6, 20
+ABANDONED = "refused the rest of an abandoned request"
+START_SECONDS = 300  # a loaded 2-core machine has taken over 90 s to start the app
+OCCLUSION = "vit_tiny_patch16_224"  # 7 batches of 32 occluded copies, a few seconds each here
+
+
+@pytest.fixture(scope="module")
+def server(output_dir: Path) -> Iterator[Server]:
+    """`python -m app.gradio_app` with small bounds (limits, body time and budget), offline; its log in test-output/."""
+    port, log = free_port(), output_dir / "hostile-server.log"
+    env = {
+        **os.environ,
+        "GRADIO_ANALYTICS_ENABLED": "False",
+        "HF_ENDPOINT": "http://127.0.0.1:9",
+        "HF_HUB_CACHE": str(output_dir / "hub-cache"),
+        "VIT_EXPLORER_MAX_PER_ADDRESS": str(PER_ADDRESS),
+        "VIT_EXPLORER_MAX_PER_SESSION": str(PER_SESSION),
+        "VIT_EXPLORER_BODY_SECONDS": str(BODY_SECONDS),
+        "VIT_EXPLORER_BODY_BUDGET_MB": str(BODY_BUDGET_MB),
+    }
+    with log.open("w") as out:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "app.gradio_app", "--host", "127.0.0.1", "--port", str(port)],
+            cwd=ROOT,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        up_by = time.monotonic() + START_SECONDS
+        while True:  # conftest's wait, again while the app is still starting on a busy machine
+            try:
+                wait_until_up(f"http://127.0.0.1:{port}", process, log)
+                break
+            except RuntimeError:
+                if process.poll() is not None or time.monotonic() > up_by:
+                    raise
+        yield Server(f"http://127.0.0.1:{port}", process.pid, log)
+    finally:
+        stop(process)
+
+
+@pytest.fixture(scope="module")
+def photo(server: Server, sample_photo: Path) -> dict:
+    return upload(server.url, "cat.jpg", sample_photo.read_bytes())
+
+
+def post(
+    server: Server, route: str, body: bytes | dict, address: str = "127.0.0.1", timeout: float = 60
+) -> httpx.Response:
+    """POST to /gradio_api/<route> from a loopback `address` (Linux answers all of 127/8), JSON or raw bytes."""
+    transport = httpx.HTTPTransport(local_address=address)
+    with httpx.Client(transport=transport, timeout=timeout) as client:
+        if isinstance(body, bytes):
+            return client.post(f"{server.url}/gradio_api/{route}", content=body, headers=JSON)
+        return client.post(f"{server.url}/gradio_api/{route}", json=body)
+
+
+JSON = {"content-type": "application/json"}
+
+
+def passes(server: Server) -> int:
+    """The server's forward passes so far, asked from an address of its own."""
+    return post(server, "run/forward_passes", {"data": []}, "127.0.0.2").json()["data"][0]
+
+
+def logged(server: Server, text: str) -> int:
+    return server.log.read_text().count(text)
+
+
+def wait_for(condition: Callable[[], bool], seconds: float, what: str) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, f"{what} did not happen within {seconds:.0f} s"
+        time.sleep(0.5)
+
+
+@contextlib.contextmanager
+def rest_call(server: Server, api: str, data: list, address: str) -> Iterator[socket.socket]:
+    """POST /gradio_api/run/<api> over a raw connection from `address`; leaving the block hangs up."""
+    body = json.dumps({"data": data}).encode()
+    connection = socket.socket()
+    connection.bind((address, 0))
+    connection.connect(("127.0.0.1", int(server.url.rsplit(":", 1)[1])))
+    head = f"POST /gradio_api/run/{api} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+    connection.sendall(f"{head}Content-Length: {len(body)}\r\n\r\n".encode() + body)
+    try:
+        yield connection
+    finally:
+        connection.close()
+
+
+def occlusion(photo: dict) -> list:
+    return [photo, [OCCLUSION], "random", "Occlusion", None]
+
+
+def assert_stops(server: Server, hang_up: Callable[[], None], stops: int) -> None:
+    """Once the work has made its first Occlusion batch, `hang_up`: the service stops it at a batch boundary
+    (one log line) and makes no forward pass in the 10 s after."""
+    start = passes(server)
+    wait_for(lambda: passes(server) >= start + 3, 300, "the first Occlusion pass")  # the analysis, captum's first
+    hang_up()
+    wait_for(lambda: logged(server, ABANDONED) > stops, 120, "stopping the work")
+    stopped = passes(server)
+    time.sleep(10)
+    assert passes(server) == stopped, "forward passes went on after the work was stopped"
+
+
+def test_a_rest_call_stops_when_its_client_hangs_up(server: Server, photo: dict):
+    stops, gone = logged(server, ABANDONED), logged(server, "went away")
+    with rest_call(server, "analyze", occlusion(photo), "127.0.0.3") as connection:
+        assert_stops(server, connection.close, stops)
+    assert logged(server, "went away") > gone
+
+
+def test_a_call_stops_when_its_stream_is_dropped(server: Server, photo: dict):
+    stops = logged(server, ABANDONED)
+    event = post(server, "call/analyze", {"data": occlusion(photo)}, "127.0.0.4").json()["event_id"]
+    with httpx.stream("GET", f"{server.url}/gradio_api/call/analyze/{event}", timeout=300) as stream:
+        assert_stops(server, stream.close, stops)
+
+
+def test_gradio_clients_cancel_stops_the_work(server: Server, sample_photo: Path):
+    stops, cancelled = logged(server, ABANDONED), logged(server, "cancelled by the client")
+    job = Client(server.url, verbose=False).submit(
+        handle_file(str(sample_photo)), [OCCLUSION], "random", "Occlusion", None, api_name="/analyze"
+    )
+    assert_stops(server, job.cancel, stops)
+    assert logged(server, "cancelled by the client") > cancelled
+
+
+def held_model_thread(server: Server) -> Iterator[None]:
+    """Dataset curves of 500 images through ResNet-50 four times over REST (minutes), holding the model thread
+    from its first batch; hung up on leaving (and stopped at its next batch)."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for i in range(500):
+            archive.writestr(f"{i}.png", png_bytes(i, (32, 32)))
+    archive = upload(server.url, "many.zip", buffer.getvalue())
+    stops, start = logged(server, ABANDONED), passes(server)
+    with rest_call(server, "dataset_curves", [archive, ["resnet50"] * 4, "", "random"], "127.0.0.9"):
+        wait_for(lambda: passes(server) > start, 300, "the first batch")
+        yield
+    wait_for(lambda: logged(server, ABANDONED) > stops, 120, "stopping the held work")
+
+
+def analyze_via(route: str, server: Server, photo: dict, address: str, session: str) -> int:
+    """One quick /analyze request through `route` from `address` and `session`: its HTTP status (0 while it
+    waits for an answer past 10 s, as the REST routes do behind the held model thread)."""
+    data = [photo, ["vit_cifar"], "random", "", None]
+    body: dict = {"data": data, "session_hash": session}
+    if route == "call/v2/analyze":
+        body = dict(zip(("image", "models", "weights", "method", "target"), data))
+    if route == "queue/join":
+        body |= {"fn_index": fn_indices(server.url)["analyze"], "event_data": None, "trigger_id": None}
+    try:
+        return post(server, route, body, address, timeout=10).status_code
+    except httpx.TimeoutException:
+        return 0
+
+
+def parallel(count: int, request: Callable[[int], int]) -> list[int]:
+    """`count` requests at once: their statuses."""
+    statuses = [0] * count
+
+    def one(i: int) -> None:
+        statuses[i] = request(i)
+
+    threads = [threading.Thread(target=one, args=(i,), daemon=True) for i in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    return statuses
+
+
+ROUTES = ["run/analyze", "api/analyze", "call/analyze", "call/v2/analyze", "queue/join"]
+
+
+class TestLimits:
+    """Requests wait behind a long job holding the model thread, so that none finishes while they are counted."""
+
+    @pytest.fixture(scope="class", autouse=True)
+    def held(self, server: Server) -> Iterator[None]:
+        yield from held_model_thread(server)
+
+    @pytest.mark.parametrize("route", ROUTES)
+    def test_every_route_meets_the_per_address_limit(self, server: Server, photo: dict, route: str):
+        address = f"127.0.1.{ROUTES.index(route) + 1}"  # a visitor of its own per route: those let in stay waiting
+        statuses = parallel(PER_ADDRESS + 3, lambda i: analyze_via(route, server, photo, address, f"{route}-{i}"))
+        assert statuses.count(429) == 3 and all(s in (0, 200) for s in statuses if s != 429), statuses
+        refused = post(server, "run/forward_passes", {"data": []}, address)  # every route counts toward one limit
+        assert refused.status_code == 429 and f"at most {PER_ADDRESS}" in refused.json()["error"]
+        assert post(server, "run/forward_passes", {"data": []}, "127.0.2.1").status_code == 200  # others are served
+
+    def test_a_session_meets_its_limit_on_the_rest_route(self, server: Server, photo: dict):
+        statuses = parallel(PER_SESSION + 2, lambda i: analyze_via("run/analyze", server, photo, "127.0.1.9", "one"))
+        assert statuses.count(429) == 2 and statuses.count(0) == PER_SESSION, statuses
+
+
+def encoded(data: dict, encoding: str) -> bytes:
+    text = json.dumps(data)
+    return b"\xef\xbb\xbf" + text.encode() if encoding == "utf-8-sig" else text.encode(encoding)
+
+
+@pytest.mark.parametrize("encoding", ["utf-8-sig", "utf-16", "utf-16-le", "utf-32"])
+def test_bodies_in_every_json_encoding_are_checked_as_the_framework_reads_them(server: Server, encoding: str):
+    refusals = logged(server, "refused a file outside the upload folder")
+    hostile = {"data": [{"path": "/etc/passwd"}, ["vit_cifar"], "random", "", None], "session_hash": "s"}
+    for route in ("run/analyze", "call/analyze", "queue/join"):
+        body = hostile | {"fn_index": fn_indices(server.url)["analyze"]} if route == "queue/join" else hostile
+        response = post(server, route, encoded(body, encoding))
+        assert response.status_code == 400 and response.json()["error"] == NOT_UPLOADED, response.text
+    assert logged(server, "refused a file outside the upload folder") == refusals + 3  # by the guard, each
+    served = post(server, "run/forward_passes", encoded({"data": []}, encoding))  # read, not refused for its form
+    assert served.status_code == 200 and isinstance(served.json()["data"][0], int)
+
+
+def test_deep_nesting_and_non_json_get_a_400_and_one_warning(server: Server):
+    tracebacks, warnings = logged(server, "Traceback"), logged(server, "WARNING")
+    for levels in (33, 600, 100_000):
+        body = b'{"data": ' + b"[" * levels + b"]" * levels + b"}"
+        response = post(server, "run/analyze", body)
+        assert response.status_code == 400 and response.json()["error"] == "the request nests deeper than 32"
+    response = post(server, "run/analyze", b'{"data": [1, 2')
+    assert response.status_code == 400 and response.json()["error"] == "the request body is not JSON"
+    assert logged(server, "WARNING") == warnings + 4 and logged(server, "Traceback") == tracebacks
+    assert post(server, "run/forward_passes", encoded({"data": [[[[]]]]}, "utf-8")).status_code == 200
+
+
+def stalled(server: Server, count: int, declared: int, sent: int) -> list[socket.socket]:
+    """`count` connections that each declare a body of `declared` bytes, send `sent` of them unless answered at
+    once, and stall."""
+    connections = [socket.create_connection(("127.0.0.1", int(server.url.rsplit(":", 1)[1]))) for _ in range(count)]
+    head = "POST /gradio_api/run/analyze HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+    for connection in connections:
+        connection.sendall(f"{head}Content-Length: {declared}\r\n\r\n".encode())
+    time.sleep(1)
+    for connection in connections:
+        connection.setblocking(False)
+        try:
+            connection.recv(1, socket.MSG_PEEK)  # answered at once: nothing more is sent
+        except BlockingIOError:
+            connection.settimeout(10)
+            connection.sendall(b" " * sent)
+    return connections
+
+
+def answer(connection: socket.socket, seconds: float) -> bytes:
+    """The head of the connection's response (b'' if none came within `seconds`)."""
+    connection.settimeout(seconds)
+    try:
+        return connection.recv(4096).split(b"\r\n\r\n")[0].lower()
+    except (TimeoutError, ConnectionResetError):
+        return b""
+
+
+def test_stalled_bodies_are_dropped_in_time_and_bounded_in_memory(server: Server):
+    start, count = rss_mb(server.pid), 12
+    connections = stalled(server, count, 4 * 2**20, 3 * 2**20)  # 48 MB declared, 20 MB let in at once
+    started, peak = time.monotonic(), 0.0
+    while time.monotonic() - started < BODY_SECONDS - 2:
+        peak = max(peak, rss_mb(server.pid))
+        time.sleep(0.1)
+    heads = [answer(connection, 2 * BODY_SECONDS + 10) for connection in connections]
+    for connection in connections:
+        connection.close()
+    waiting = [head for head in heads if head.startswith(b"http/1.1 503")]
+    dropped = [head for head in heads if head.startswith(b"http/1.1 408")]
+    assert len(waiting) + len(dropped) == count, heads
+    assert len(dropped) <= BODY_BUDGET_MB // 4 and all(f"retry-after: {BODY_SECONDS}".encode() in h for h in waiting)
+    assert peak - start < BODY_BUDGET_MB + 30, f"the server grew by {peak - start:.0f} MB"
+    (too_large,) = stalled(server, 1, 6 * 2**20, 0)
+    assert answer(too_large, 10).startswith(b"http/1.1 413")
+    too_large.close()
+    assert post(server, "run/forward_passes", {"data": []}).status_code == 200  # still serving
+
+
+def test_hostile_strings_come_back_without_escapes_and_cut_short(server: Server, photo: dict):
+    name = "\x1b[31m\x1b]0;owned\x07" + "x" * 10_000
+    response = post(server, "run/analyze", {"data": [photo, [name], "random", "", None]})
+    message = response.json()["error"]
+    assert "not a model name" in message and "'" + "x" * 59 + "…'" in message, message
+    assert "\x1b" not in message and "owned" not in message and "x" * 60 not in message
+    (line,) = [line for line in server.log.read_text().splitlines() if "not a model name" in line]
+    assert "\x1b" not in line and len(line) < 300

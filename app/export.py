@@ -205,15 +205,31 @@ def dataset_zip(results: list[ModelResult], device: str) -> bytes:
     return figures_zip(paper_figures(results), {"dataset-curves.json": analysis, "blocks.csv": blocks_csv(results)})
 
 
-def alternet_zip(run: LabRun, placement: Placement) -> bytes:
+def alternet_figures(run: LabRun, measured: str) -> dict[str, go.Figure]:
+    """The AlterNet tab's Fig 8 and Fig 9 for slides, their subtitle saying what they were `measured` on (a
+    photo, or a mean over test images) before the models and their weights."""
+    subtitle = f"{measured} · {weights_line(run.results)}"
+    return {
+        "fig8-high-frequency": titled(figures.high_frequency(run.results, shaded=0), subtitle),
+        "fig9-variance": titled(figures.variance(run.results, True, shaded=0), subtitle),
+    }
+
+
+def alternet_zip(run: LabRun, placement: Placement, measured: str) -> bytes:
     """The AlterNet tab's figures: Fig 8 and Fig 9 as PNG and SVG, the Fig 11 drawing as SVG."""
     from .views.alternet import architecture_svg
 
-    figs = {
-        "fig8-high-frequency": for_export(figures.high_frequency(run.results, shaded=0), run.results),
-        "fig9-variance": for_export(figures.variance(run.results, True, shaded=0), run.results),
-    }
+    figs = alternet_figures(run, measured)
     return figures_zip(figs, {f"fig11-alternet-{placement.tag}.svg": architecture_svg(placement).encode()})
+
+
+STORED = "the CIFAR-10 models trained for this app, from stored results (not the photo)"
+
+
+def tour_subtitle(on_photo: bool, results: list[ModelResult], photo: str) -> str:
+    """A tour handout figure's subtitle: the photo and the Compare tab's models where the step reads them
+    (`on_photo`), else the stored CIFAR-10 results it shows."""
+    return f"on {photo or 'the photo'} · {weights_line(results)}" if on_photo else STORED
 
 
 def figure_choices(results: list[ModelResult], lens: bool = False) -> list[tuple[str, str]]:

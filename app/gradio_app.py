@@ -26,9 +26,10 @@ from app.gradio_ui import tour as tour_panel
 from app.gradio_ui.downloads import saved, shown_on
 from app.gradio_ui.errors import ask_stop, user_facing, watched
 from app.gradio_ui.photo import photo_input
+from app.gradio_ui.sessions import OnePerSession
 from app.guard import RequestGuard, Uploads
 from app.paper_findings import PaperFindings
-from app.service import AUTO, DEFAULT_MODELS, MAX_MODELS, SAMPLES, WEIGHT_LABELS, WEIGHT_MODES, ModelRun, Service
+from app.service import AUTO, MAX_MODELS, SAMPLES, WEIGHT_LABELS, WEIGHT_MODES, ModelRun, Service, default_models
 from app.tabs.alternet import AlterNetTab
 from app.tabs.compare import Column, CompareTab, Look, Page
 from app.tabs.dataset import DatasetTab
@@ -67,6 +68,7 @@ class Slot:
     not_offered: gr.Markdown
     lesion: gr.Dropdown
     stop: gr.Button
+    compute: gr.Button  # after a Stop: compute the map the controls ask for
     spectrum_column: gr.Column
     spectrum: gr.Plot
 
@@ -87,6 +89,7 @@ class Slot:
             *self.options,
             self.not_offered,
             self.lesion,
+            self.compute,
             self.spectrum_column,
             self.spectrum,
         ]
@@ -114,6 +117,7 @@ class Slot:
             self.target: gr.Dropdown(column.classes, value=target),
             self.not_offered: f"Not offered for this model: {column.not_offered}" if column.not_offered else "",
             self.lesion: gr.Dropdown(choices=column.units, value=column.lesion),
+            self.compute: gr.Button(visible=False),
             self.spectrum_column: gr.Column(visible=True),
             self.spectrum: column.spectrum,
         }
@@ -133,6 +137,7 @@ def compare_column(i: int) -> list:
         )
         caption = gr.Markdown(elem_classes="caption")
         stop = gr.Button(LABEL.stop_map, size="sm", variant="stop", visible=False, elem_id=f"stop-{i}")
+        compute = gr.Button(LABEL.compute_map, size="sm", visible=False, elem_id=f"compute-{i}")
         method = gr.Dropdown([], label=LABEL.method, elem_id=f"method-{i}")  # how each is made: above the columns
         target = gr.Dropdown([], label=LABEL.target, elem_id=f"target-{i}")
         not_offered = gr.Markdown(elem_classes="caption")
@@ -159,6 +164,7 @@ def compare_column(i: int) -> list:
         not_offered,
         lesion,
         stop,
+        compute,
     ]
 
 
@@ -178,6 +184,9 @@ def page_updates(page: Page, slots: list[Slot]) -> dict:
     return updates
 
 
+ANALYZING = OnePerSession()
+
+
 @user_facing
 def analyze_page(
     image: str | None,
@@ -190,10 +199,16 @@ def analyze_page(
     request: gr.Request = None,
     progress: gr.Progress = gr.Progress(),
 ) -> dict:
-    """Run the analysis for the page; `typed` adds any timm models named in the text box to the checked ones."""
-    page = tab.analyze(image, names, typed, weights, Look(colormap, opacity, log_y), report=watched(progress, request))
+    """Run the analysis for the page; `typed` adds any timm models named in the text box to the checked ones.
+    A second Analyze of the session while one runs (a double click) waits for it and changes nothing."""
+    with ANALYZING.only_one(request) as first:
+        if not first:
+            return gr.skip()
+        look = Look(colormap, opacity, log_y)
+        page = tab.analyze(image, names, typed, weights, look, report=watched(progress, request))
     return page_updates(page, slots) | {
         status: page.status,
+        analyzed_photo: image or "",
         shaded: gr.Dropdown([(run.result.label, i) for i, run in enumerate(page.runs)], value=0),
         figure_name: gr.Dropdown(page.figure_choices, value="fig9-variance"),
         exported: gr.File(value=None, visible=False),  # an export of the previous analysis must not stay on offer
@@ -271,10 +286,11 @@ def stop_button(slot: int) -> Callable:
     return shown
 
 
-def hide_stop(request: gr.Request) -> gr.Button:
-    """Ask the session's work in progress to stop (a Stop button's handler), and hide the button."""
+def hide_stop(request: gr.Request) -> tuple[gr.Button, str, gr.Button]:
+    """Ask the session's work in progress to stop (a Stop button's handler), hide the button, say that the map
+    was not finished (the one shown is the previous map) and offer to compute it."""
     ask_stop(request)
-    return gr.Button(visible=False)
+    return gr.Button(visible=False), f"{LABEL.map_stopped} {text.MAP_STOPPED}", gr.Button(visible=True)
 
 
 def lesion(slot: int) -> Callable:
@@ -353,7 +369,10 @@ with gr.Blocks(title="ViT explorer", delete_cache=(600, FILE_TTL_S)) as demo:
             image = photo_input(label=LABEL.photo, sources=["upload", "clipboard"], height=320, elem_id="image-input")
         with gr.Column(scale=3):
             models = gr.CheckboxGroup(
-                service.models(), value=list(DEFAULT_MODELS), label=LABEL.models.format(count=MAX_MODELS)
+                service.models(),
+                value=list(default_models(service.online)),
+                label=LABEL.models.format(count=MAX_MODELS),
+                elem_id="models",
             )
             typed_models = gr.Textbox(
                 label=LABEL.typed_models,
@@ -369,6 +388,7 @@ with gr.Blocks(title="ViT explorer", delete_cache=(600, FILE_TTL_S)) as demo:
             )
             run = gr.Button(LABEL.analyze, variant="primary")
             status = gr.Markdown(LABEL.ready, min_height=48, elem_id="status")
+            analyzed_photo = gr.Textbox(visible=False)  # the photo the results are for, for the note below
             gr.Examples([[str(path)] for path in SAMPLES], inputs=image, label="Sample photos")
     with gr.Tabs() as tabs:
         with gr.Tab("Compare models", id="compare"):
@@ -416,19 +436,27 @@ with gr.Blocks(title="ViT explorer", delete_cache=(600, FILE_TTL_S)) as demo:
         with gr.Tab("Paper figures", id="paper"):
             findings_panel.build(PaperTab(PaperFindings(service)), image)
         with gr.Tab("Guided tour", id="tour") as tour_page:
-            tour_panel.build(TourTab(service), state, tabs, tour_page, demo)
+            tour_panel.build(TourTab(service), state, tabs, tour_page, demo, analyzed_photo)
     here = [high_frequency_here, variance_here, lens, lens_here]  # before Figs 8 and 9 in every output list
     slots = [Slot(*parts, *spectrum) for parts, spectrum in zip(compare, spectra)]
 
-    # a new photo: the status line says the results shown are for the previous one (in the browser: no request)
+    # another photo than the one analyzed: the status line says the results shown are for the previous one (in
+    # the browser: no request); an upload that ends after its own Analyze has finished is not another photo
     stale = LABEL.stale.format(previous="the previous photo")
-    image.change(None, status, status, js=f"(now) => now === {json.dumps(LABEL.ready)} ? now : {json.dumps(stale)}")
+    image.change(
+        None,
+        [image, status, analyzed_photo],
+        status,
+        js=f"(photo, now, analyzed) => now === {json.dumps(LABEL.ready)} || (photo && photo.path === analyzed) "
+        f"? now : {json.dumps(stale)}",
+    )
     run.click(
         analyze_page,
         [image, models, weights, colormap, opacity, log_y, typed_models],
         [
             state,
             status,
+            analyzed_photo,
             *[c for slot in slots for c in slot.outputs],
             *here,
             shaded,
@@ -469,7 +497,20 @@ with gr.Blocks(title="ViT explorer", delete_cache=(600, FILE_TTL_S)) as demo:
         )
         for drawn in (chosen, styled):
             drawn.then(lambda: gr.Button(visible=False), None, slot.stop, **private)
-        slot.stop.click(hide_stop, None, slot.stop, queue=False, cancels=[chosen, styled], api_name=f"stop_{i}")
+            drawn.success(lambda: gr.Button(visible=False), None, slot.compute, **private)  # not on a Stop
+        # after a Stop, "Compute this map" computes the map the controls ask for; a map drawn hides it
+        computing = slot.compute.click(lambda: gr.Button(visible=False), None, slot.compute, **private)
+        computing.then(stop_button(i), inputs, slot.stop, **private)
+        asked = computing.then(redraw(i), inputs, outputs, show_progress_on=slot.view, api_visibility="private")
+        asked.then(lambda: gr.Button(visible=False), None, slot.stop, **private)
+        slot.stop.click(
+            hide_stop,
+            None,
+            [slot.stop, slot.caption, slot.compute],
+            queue=False,
+            cancels=[chosen, styled, asked],
+            api_name=f"stop_{i}",
+        )
         gr.on(
             [slot.lesion.input],
             lesion(i),

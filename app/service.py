@@ -24,6 +24,7 @@ from PIL import Image
 
 import engine
 from app.guard import Uploads, model_names, refuse, stoppable
+from app.views.units import unit_label
 from engine.analyses.attributions import METHODS, IntegratedGradients, unsupported
 from engine.analyses.dataset_curves import DatasetCurves, image_names
 from engine.analyses.logit_lens import LogitLens, LogitLensResult
@@ -35,7 +36,8 @@ from engine.results import Analysis, AttributionMap, ModelResult
 from engine.weights import hub_reachable
 from engine.weights_choice import Weights
 
-DEFAULT_MODELS = ("resnet50", "vit_small_patch16_224")
+DEFAULT_MODELS = ("resnet50", "vit_small_patch16_224")  # online: the pretrained ImageNet pair
+OFFLINE_MODELS = ("preact_resnet", "alternet", "vit_cifar")  # offline: the CIFAR-10 models trained for this app
 MAX_MODELS = 4
 MAX_DATASET_IMAGES = 500  # per ZIP in the app; `python -m engine curves` has no limit
 MAX_DATASET_BYTES = 50 * 2**20
@@ -55,6 +57,12 @@ Method = TypeVar("Method", bound=Callable[..., Any])
 Loading = tuple[int, engine.LoadedModel, Weights]  # position, loaded model, its weights
 Asked = Weights | str | None  # what a caller asks for: Weights, or a mode of WEIGHT_MODES (None, "": auto)
 MapKey = tuple[str, int, int]  # attribution method, class explained, Integrated Gradients' steps
+
+
+def default_models(online: bool) -> tuple[str, ...]:
+    """The models checked on a first visit: online the pretrained ImageNet pair; offline, where ImageNet weights
+    cannot be had (their predictions would be random), the trained CIFAR-10 family."""
+    return DEFAULT_MODELS if online else OFFLINE_MODELS
 
 
 def picked_models(checked: list[str], typed: str | None) -> list[str]:
@@ -319,7 +327,7 @@ class Service:
     def _run(self, loaded: engine.LoadedModel, picture: Image.Image, weights: Weights) -> ModelRun:
         result = engine.Analyzer(loaded).attribute([picture])
         specs = loaded.spec.blocks(loaded.module)
-        units = tuple((f"{i} {s.name} ({s.kind})", i) for i, s in enumerate(specs) if s.can_lesion)
+        units = tuple((unit_label(i, s.name, s.kind), i) for i, s in enumerate(specs) if s.can_lesion)
         lens = LogitLens(loaded).attribute(picture)
         run = ModelRun(result, picture=picture, weights=weights, units=units, lens=lens)
         if loaded.spec.attention is not None:

@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # `streamlit ru
 from app.export import png  # noqa: E402
 from app.guard import refuse  # noqa: E402
 from app.paper_findings import MAX_IMAGES  # noqa: E402
-from app.service import AUTO, DEFAULT_MODELS, MAX_MODELS, SAMPLES, WEIGHT_LABELS, WEIGHT_MODES  # noqa: E402
+from app.service import AUTO, MAX_MODELS, SAMPLES, WEIGHT_LABELS, WEIGHT_MODES, default_models  # noqa: E402
 from app.streamlit_ui.resources import board, lab, service  # noqa: E402
 from app.tabs import Download, Problem  # noqa: E402
 from app.tabs.alternet import (  # noqa: E402
@@ -451,7 +451,7 @@ labels = dict((name, label) for label, name in service().models())
 models = checked.multiselect(
     LABEL.models.format(count=MAX_MODELS),
     list(labels),
-    default=list(DEFAULT_MODELS),
+    default=list(default_models(service().online)),
     max_selections=MAX_MODELS,
     select_all=False,  # its bulk action would pass the limit
     key="models",

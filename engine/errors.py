@@ -19,6 +19,14 @@ class WeightsUnavailableError(EngineError):
     """Pretrained weights could not be found locally nor downloaded."""
 
 
+class OfflineWeightsError(WeightsUnavailableError):
+    """Pretrained weights of model `name` are not cached and the hub cannot be reached to download them."""
+
+    def __init__(self, message: str, name: str) -> None:
+        super().__init__(message)
+        self.name = name
+
+
 class CheckpointError(EngineError):
     """A checkpoint file is unreadable or does not fit the model it is loaded into."""
 

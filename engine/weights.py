@@ -16,7 +16,7 @@ from urllib.parse import urlparse
 import torch
 from torch import nn
 
-from .errors import CheckpointError, WeightsUnavailableError
+from .errors import CheckpointError, OfflineWeightsError, WeightsUnavailableError
 
 HUB_TIMEOUT_S = 3.0
 _WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
@@ -101,10 +101,11 @@ def timm_pretrained(name: str) -> nn.Module:
     if path is None:
         if not hub_reachable():
             cache = os.environ.get("HF_HUB_CACHE") or os.environ.get("HF_HOME") or "~/.cache/huggingface"
-            raise WeightsUnavailableError(
+            raise OfflineWeightsError(
                 f"{name}: pretrained weights {repo_id} are not in the local cache ({cache}) and "
                 f"{hub_endpoint()} could not be reached (tried for up to {HUB_TIMEOUT_S:.0f} s); use weights 'random', "
-                "a local .safetensors file, or download them once online (HF_HOME sets the cache)"
+                "a local .safetensors file, or download them once online (HF_HOME sets the cache)",
+                name,
             )
         try:
             path = download_hub_file(repo_id)

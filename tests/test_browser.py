@@ -7,6 +7,8 @@ from pathlib import Path
 from gradio_client import Client
 from playwright.sync_api import expect
 
+from app.service import OFFLINE_MODELS
+
 ANALYSIS_TIMEOUT_MS = 180_000
 
 
@@ -18,7 +20,9 @@ def test_upload_analyze_and_every_panel_renders(page, server_url: str, sample_ph
     page.goto(server_url)
     page.get_by_role("button", name="Analyze").wait_for()
     page.locator("input[type=file]").first.set_input_files(str(sample_photo))
-    page.get_by_label("ViT-S/16").uncheck()  # ViT-Ti keeps the test fast; users default to ViT-S
+    for name in OFFLINE_MODELS:  # offline the trained CIFAR models come checked: this test wants two others
+        page.locator(f"input[name={name}]").uncheck()
+    page.locator("input[name=resnet50]").check()
     page.get_by_label("ViT-Ti/16").check()
     page.get_by_label("random (seeded)").check()
     page.locator("#image-input img").first.wait_for()

@@ -15,7 +15,7 @@ from gradio_client.exceptions import AppError
 from PIL import Image
 
 import engine
-from app.service import MAX_DATASET_IMAGES
+from app.service import MAX_DATASET_IMAGES, OFFLINE_MODELS
 from engine.analyses.dataset_curves import DatasetCurves
 from tests.test_browser import trace_count
 
@@ -95,7 +95,7 @@ def test_bad_zips_get_readable_errors_and_the_server_keeps_serving(client: Clien
 def test_the_dataset_panel_in_the_browser(page, server_url: str, photos_zip: Path, output_dir: Path):
     page.goto(server_url)
     page.get_by_role("button", name="Analyze").wait_for()
-    for name in ("resnet50", "vit_small_patch16_224"):
+    for name in ("resnet50", "vit_small_patch16_224", *OFFLINE_MODELS):  # the defaults online and offline
         page.locator(f"input[name={name}]").uncheck()
     for name in MODELS:
         page.locator(f"input[name={name}]").check()

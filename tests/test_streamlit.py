@@ -13,8 +13,10 @@ import pytest
 from PIL import Image
 from streamlit.testing.v1 import AppTest
 
+from app.service import OFFLINE_MODELS
 from app.streamlit_ui.resources import service
 from app.views.texts import LABEL
+from engine.registry import get_spec
 from tests.conftest import ROOT, free_port, stop, streamlit_settled, streamlit_upload, wait_until_up
 from tests.test_dataset_app import write_photos_zip
 from tests.test_server_guard import patch_member, png_bytes
@@ -123,6 +125,16 @@ def test_streamlit_server_in_the_browser(page, streamlit_url: str, sample_photo:
     page.goto(streamlit_url)
     page.get_by_role("button", name="Analyze").wait_for(timeout=TIMEOUT_S * 1000)
     streamlit_upload(page, sample_photo)
+    models = page.locator("[data-testid=stMultiSelect]").filter(has_text=LABEL.models.format(count=4))
+    for name in OFFLINE_MODELS:  # offline the trained CIFAR models come picked: this test wants the ImageNet pair
+        models.get_by_role("button", name=f"Remove {get_spec(name).label}").click()
+        streamlit_settled(page)
+    for label in ("ResNet-50", "ViT-S/16"):
+        models.locator("input").first.click()
+        models.locator("input").first.press_sequentially(label)
+        page.get_by_role("option", name=label, exact=True).click()
+    page.keyboard.press("Escape")
+    streamlit_settled(page)
     page.get_by_role("button", name="Analyze").click()
     page.get_by_text("Fourier analysis of feature maps").first.wait_for(timeout=TIMEOUT_S * 1000)
     page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot').length >= 6", timeout=TIMEOUT_S * 1000)

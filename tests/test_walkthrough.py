@@ -11,7 +11,9 @@ from pathlib import Path
 
 from playwright.sync_api import Locator, Page, expect
 
+from app.service import OFFLINE_MODELS
 from app.views.texts import LABEL
+from engine.registry import get_spec
 from tests.conftest import streamlit_settled, streamlit_upload
 from tests.test_streamlit import streamlit_url  # noqa: F401  (the real Streamlit server, a fixture)
 
@@ -62,7 +64,9 @@ def test_gradio_walkthrough(page: Page, server_url: str, sample_photo: Path, out
     page.goto(server_url)
     page.get_by_role("button", name=LABEL.analyze).wait_for(timeout=MINUTE_MS)
     page.locator("input[type=file]").first.set_input_files(str(sample_photo))
-    page.get_by_label("ViT-S/16").uncheck()
+    for name in OFFLINE_MODELS:  # offline the trained CIFAR models come checked: this test wants two others
+        page.locator(f"input[name={name}]").uncheck()
+    page.locator("input[name=resnet50]").check()
     page.get_by_label("ViT-Ti/16").check()
     page.get_by_label("random (seeded)").check()
     page.locator("#image-input img").first.wait_for()
@@ -245,9 +249,12 @@ def test_streamlit_walkthrough(
     page.get_by_role("button", name=LABEL.analyze).wait_for(timeout=ANALYSIS_MS)
     streamlit_upload(page, sample_photo)
     models = page.locator("[data-testid=stMultiSelect]").filter(has_text=LABEL.models.format(count=4))
-    models.get_by_role("button", name="Remove ViT-S/16").click()
-    type_into(models.locator("input").first, "ViT-Ti")
-    page.get_by_role("option", name="ViT-Ti/16", exact=True).click()
+    for name in OFFLINE_MODELS:  # offline the trained CIFAR models come picked: this walk-through wants two others
+        models.get_by_role("button", name=f"Remove {get_spec(name).label}").click()
+        streamlit_settled(page)
+    for typed, label in (("ResNet-50", "ResNet-50"), ("ViT-Ti", "ViT-Ti/16")):
+        type_into(models.locator("input").first, typed)
+        page.get_by_role("option", name=label, exact=True).click()
     page.keyboard.press("Escape")
     expect(models).to_contain_text("ViT-Ti/16")
     page.get_by_text("random (seeded)").click()

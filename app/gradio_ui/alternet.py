@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from html import escape
+
 import gradio as gr
 
 from app.gradio_ui.downloads import saved, shown_on
@@ -65,9 +67,10 @@ def build(demo: gr.Blocks, tab: AlterNetTab, image: gr.Image) -> None:
             average = gr.Button(LABEL.subset, elem_id="alternet-average", size="md")
         with gr.Column(scale=4):
             source = gr.Markdown(elem_id="alternet-source")
-            with gr.Row(equal_height=False):
-                high_frequency = gr.Plot(show_label=False, elem_id="alternet-high-frequency")
-                variance = gr.Plot(show_label=False, elem_id="alternet-variance")
+            # one above the other, each as wide as the column: side by side their five-entry legends left the
+            # plots a strip of ~120 px
+            high_frequency = gr.Plot(show_label=False, elem_id="alternet-high-frequency")
+            variance = gr.Plot(show_label=False, elem_id="alternet-variance")
             accuracy = gr.Markdown(elem_id="alternet-accuracy")
             with gr.Row():
                 export_button = gr.Button(LABEL.alternet_export, size="sm", elem_id="alternet-export")
@@ -110,7 +113,8 @@ def build(demo: gr.Blocks, tab: AlterNetTab, image: gr.Image) -> None:
         try:
             built = tab.from_text(typed)
         except Problem as exc:
-            return [gr.skip(), gr.skip(), *(gr.skip() for _ in grids), gr.Markdown(f"⚠️ {exc}", visible=True)]
+            shown = escape(str(exc), quote=False)  # "s<stage>:<block>" is text, not an HTML tag
+            return [gr.skip(), gr.skip(), *(gr.skip() for _ in grids), gr.Markdown(f"⚠️ {shown}", visible=True)]
         return [built.spec, built.step, *built.grid, gr.Markdown("", visible=False)]
 
     @user_facing

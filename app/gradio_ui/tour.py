@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import gradio as gr
 
 from app.gradio_ui.downloads import saved, shown_on
@@ -13,9 +15,9 @@ from app.tabs.tour import KEYS, TourTab, index_of
 from app.views import texts as text
 
 
-def build(tab: TourTab, state: gr.State, tabs: gr.Tabs, page: gr.Tab, demo: gr.Blocks) -> None:
-    """The tab's widgets and events; `state` holds the Compare tab's runs; `tabs` selects `page`, the tour's
-    own tab, on a deep link."""
+def build(tab: TourTab, state: gr.State, tabs: gr.Tabs, page: gr.Tab, demo: gr.Blocks, photo: gr.Textbox) -> None:
+    """The tab's widgets and events; `state` holds the Compare tab's runs and `photo` the path of the photo they
+    are for; `tabs` selects `page`, the tour's own tab, on a deep link."""
     gr.Markdown(text.TOUR_INTRO)
     position = gr.State(0)
     progress = gr.Markdown(elem_id="tour-progress")
@@ -47,6 +49,10 @@ def build(tab: TourTab, state: gr.State, tabs: gr.Tabs, page: gr.Tab, demo: gr.B
             gr.Button(interactive=step.number < len(KEYS)),
         ]
 
+    @user_facing
+    def handout(runs: list[ModelRun], path: str | None) -> str:
+        return saved(tab.export(runs, Look(), Path(path).name if path else ""))
+
     def linked(runs: list[ModelRun], request: gr.Request) -> list:
         """The step named in the page's address (`?step=`), the tab selected; else the first step."""
         asked = request.query_params.get("step") if request else None
@@ -64,6 +70,6 @@ def build(tab: TourTab, state: gr.State, tabs: gr.Tabs, page: gr.Tab, demo: gr.B
         **in_order,
     )
     shown_on(export, exported)
-    export.click(user_facing(lambda runs: saved(tab.export(runs, Look()))), state, exported, api_name="tour_export")
+    export.click(handout, [state, photo], exported, api_name="tour_export")
     demo.load(linked, state, [*shown, tabs], api_visibility="private", **in_order)
     page.select(show, [state, position], shown, api_visibility="private", **in_order)  # the runs may have changed

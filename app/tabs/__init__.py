@@ -14,7 +14,8 @@ from typing import Iterator
 
 from app.export import ExportError
 from app.guard import Refused
-from engine.errors import EngineError, shown
+from app.views import texts as text
+from engine.errors import EngineError, OfflineWeightsError, shown
 
 log = logging.getLogger("vit_explorer")
 
@@ -38,6 +39,8 @@ def problems() -> Iterator[None]:
     except (EngineError, ValueError, ExportError) as exc:
         if isinstance(exc, Refused):  # refusals were logged where they were made
             raise Problem(str(exc)) from None
+        if isinstance(exc, OfflineWeightsError):  # the engine's advice (a local file, HF_HOME) is for its CLI
+            raise problem(text.OFFLINE_WEIGHTS.format(name=exc.name)) from None
         raise problem(str(exc)) from None
 
 

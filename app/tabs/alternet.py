@@ -10,6 +10,7 @@ the CIFAR ResNet and ViT, on the photo or averaged over CIFAR-10 test images.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import plotly.graph_objects as go
@@ -42,7 +43,7 @@ class AlterNetView:
     """What the tab shows for one placement, ready to lay out."""
 
     placement: Placement
-    drawing: str  # Fig 11 as SVG
+    drawing: str  # Fig 11: its SVG in a box that scrolls sideways on a narrow screen
     cost: str  # Markdown
     banner: str  # which models run with random weights; "" when all are trained
     seen: np.ndarray | None  # the 32x32 input, enlarged
@@ -52,6 +53,7 @@ class AlterNetView:
     accuracy: str  # Markdown: subset accuracies, "" for a photo
     run: LabRun | None
     here: str = ""  # Markdown: Figs 8 and 9's claims counted on the curves shown
+    measured: str = ""  # what the curves are measured on, for the exported figures' subtitles
 
 
 def builder(placement: Placement) -> Builder:
@@ -88,12 +90,16 @@ class AlterNetTab:
     def from_text(self, spec: str) -> Builder:
         return builder(self.placement(spec))
 
-    def on_photo(self, spec: str, photo: ImageInput | None) -> AlterNetView:
-        """The placement's drawing and cost, and the three models' curves on the photo (none without one)."""
+    def on_photo(self, spec: str, photo: ImageInput | None, name: str = "") -> AlterNetView:
+        """The placement's drawing and cost, and the three models' curves on the photo (none without one);
+        `name` names the photo in exports (default: its file name, where it is a path)."""
         placement = self.placement(spec)
         with problems():
             run = self.lab.analyze_photo(photo, placement) if photo else None
-        return self.show(run, placement, "your photo, center-cropped and resized to 32×32")
+        name = name or (Path(photo).name if isinstance(photo, (str, Path)) else "the photo")
+        return self.show(
+            run, placement, "your photo, center-cropped and resized to 32×32", f"on {name}, resized to 32×32"
+        )
 
     def on_subset(self, spec: str, images: int, report: Report | None = None) -> AlterNetView:
         """The curves averaged over `images` balanced CIFAR-10 test images, with each model's accuracy."""
@@ -102,17 +108,19 @@ class AlterNetTab:
             raise problem(f"average over {SUBSET_MIN} to {SUBSET_MAX} test images, not {images}")
         with problems():
             run = self.lab.analyze_subset(placement, int(images), report)
-        return self.show(run, placement, f"mean over {run.images} CIFAR-10 test images (the first is shown)")
+        mean = f"mean over {run.images} CIFAR-10 test images"
+        return self.show(run, placement, f"{mean} (the first is shown)", mean)
 
-    def show(self, run: LabRun | None, placement: Placement, what: str) -> AlterNetView:
+    def show(self, run: LabRun | None, placement: Placement, what: str, measured: str = "") -> AlterNetView:
         with problems():
             cost = view.cost_markdown(self.lab.cost(placement))
         common = dict(
             placement=placement,
-            drawing=view.architecture_svg(placement),
+            drawing=view.drawing_html(placement),
             cost=cost,
             banner=view.weights_banner(placement),
             run=run,
+            measured=measured,
         )
         if run is None:
             return AlterNetView(
@@ -126,8 +134,8 @@ class AlterNetTab:
         return AlterNetView(
             **common,
             seen=view.input_view(run),
-            high_frequency=figures.high_frequency(run.results, shaded=0),
-            variance=figures.variance(run.results, True, shaded=0),
+            high_frequency=figures.high_frequency(run.results, shaded=0).update_layout(height=view.FIGURE_HEIGHT),
+            variance=figures.variance(run.results, True, shaded=0).update_layout(height=view.FIGURE_HEIGHT),
             source=f"{view.placement_status(placement)} Curves: {what}; shading: AlterNet's blocks.",
             accuracy=view.accuracy_markdown(run) if run.accuracy else "",
             here=f"{evidence.high_frequency_here(run.results)}\n\n{evidence.variance_here(run.results)}",
@@ -135,8 +143,10 @@ class AlterNetTab:
 
     @staticmethod
     def export(shown: AlterNetView | None) -> Download:
-        """The tab's Fig 8 and 9 as PNG and SVG and its Fig 11 drawing as SVG, in one ZIP."""
+        """The tab's Fig 8 and 9 as PNG and SVG (subtitled with what they were measured on) and its Fig 11
+        drawing as SVG, in one ZIP."""
         if shown is None or shown.run is None:
             raise problem("Pick a photo or average over the test images first.")
         with problems():
-            return Download(export.alternet_zip(shown.run, shown.placement), f"alternet-{shown.placement.tag}.zip")
+            zipped = export.alternet_zip(shown.run, shown.placement, shown.measured)
+            return Download(zipped, f"alternet-{shown.placement.tag}.zip")

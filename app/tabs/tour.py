@@ -186,15 +186,14 @@ class TourTab:
         flagged = Verdict(verdict.holds, "".join([verdict.text, *findings.outdated_note("noise", section)]))
         return findings.figures("noise", section)[0], None, flagged
 
-    def export(self, runs: list[ModelRun], look: Look = Look()) -> Download:
-        """Every step as one page of a handout (tour.html), with its figure and picture, in one ZIP."""
+    def export(self, runs: list[ModelRun], look: Look = Look(), photo: str = "") -> Download:
+        """Every step as one page of a handout (tour.html), with its figure and picture, in one ZIP; `photo`
+        names the photo analyzed."""
         if not runs:
             raise problem("Analyze a photo in the Compare tab first: the tour reads its results.")
         with problems():
             steps = self.steps(runs, look)
-            shown = [
-                (s, export.titled(s.figure, export.weights_line([r.result for r in runs]))) for s in steps if s.figure
-            ]
+            shown = handout_figures(steps, runs, photo)
             pngs = dict(zip((s.key for s, _ in shown), export.images_of([f for _, f in shown], "png")))
             buffer = io.BytesIO()
             with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
@@ -205,6 +204,16 @@ class TourTab:
                         archive.writestr(f"pictures/tour-{step.key}.png", export.png(step.image))
                 archive.writestr("tour.html", tour_html(steps, pngs))
         return Download(buffer.getvalue(), "guided-tour.zip")
+
+
+def handout_figures(steps: list[TourStep], runs: list[ModelRun], photo: str) -> list[tuple[TourStep, go.Figure]]:
+    """Each step's figure for the handout, subtitled with the photo and models it reads, or as stored results."""
+    results = [run.result for run in runs]
+    return [
+        (s, export.titled(s.figure, export.tour_subtitle(s.key in READS_RUNS, results, photo)))
+        for s in steps
+        if s.figure
+    ]
 
 
 def tour_html(steps: list[TourStep], pngs: dict[str, bytes]) -> str:

@@ -18,6 +18,8 @@ from engine.registry import get_spec
 CONV, MSA, POOL = "#ffffff", "#b8b8b8", "#9ec5e8"  # Fig 11: white Conv, gray MSA, blue subsampling
 BOX_W, BOX_H, GAP, STAGE_GAP = 46, 64, 6, 26
 SHOW_SIZE = 192  # the 32x32 input, enlarged with nearest neighbour
+FIGURE_HEIGHT = 480  # Figs 8 and 9 of the tab: a plot area of some 280 px above a legend of five rows on a phone
+DRAWING_MIN_WIDTH = 760  # Fig 11 scrolls sideways on a narrower screen rather than shrink its labels to specks
 
 
 def grid_choices(depths: tuple[int, ...] = PAPER_DEPTHS) -> list[list[tuple[str, int]]]:
@@ -90,6 +92,14 @@ def architecture_svg(placement: Placement, width: int = DEFAULT_WIDTH) -> str:
         f'aria-label="AlterNet architecture, MSA blocks {escape(str(placement))}" '
         f'style="font-family:sans-serif;background:#fff">{"".join(parts)}{legend}</svg>'
     )
+
+
+def drawing_html(placement: Placement) -> str:
+    """Fig 11 for a page: at least DRAWING_MIN_WIDTH px wide, scrolling sideways on a narrower screen."""
+    svg = architecture_svg(placement).replace(
+        'style="font-family:sans-serif;', f'style="min-width:{DRAWING_MIN_WIDTH}px;font-family:sans-serif;', 1
+    )
+    return f'<div style="overflow-x:auto;max-width:100%">{svg}</div>'
 
 
 def cost_markdown(cost: Cost) -> str:

@@ -15,6 +15,7 @@ from PIL import Image
 from plotly.colors import sample_colorscale, unlabel_rgb
 
 from app.service import ModelRun
+from engine.results import AttributionMap
 
 COLORMAPS = ("inferno", "viridis", "turbo", "jet", "hot", "greys_r")
 MEAN = "mean"
@@ -22,6 +23,11 @@ ATTENTION = "Attention"  # the recorded attention (layer, head or rollout), for 
 LENS = "Logit lens"  # the final class's logit of each patch token after a chosen block (token models)
 PER_LAYER = (ATTENTION, LENS)  # the methods drawn per layer, from the run's stored results
 DISPLAY_SIZE = 448  # the longer side of a rendered overlay, whatever the model's input size
+ENLARGED_NOTE = 4.0  # a photo enlarged this many times or more to the model's input gets a note
+EMPTY_MAP = (
+    "This map is empty: every position has the same value ({value:.3g}), so there is nothing to show and the "
+    "photo is drawn without it (with random weights, blacking out a patch often changes nothing)"
+)
 
 
 @dataclass(frozen=True)
@@ -140,8 +146,7 @@ def select_map(run: ModelRun, options: ViewOptions) -> tuple[np.ndarray, str]:
             return run.gradcam, f"Grad-CAM of {explained} on the last stage"
         found = run.maps[(method, target, steps)]
         detail = {"Grad-CAM": " on the last stage", "Integrated Gradients": f", {steps} steps from black"}
-        delta = f"; convergence delta {found.delta:.2g}" if found.delta is not None else ""
-        return found.map, f"{method} of {explained}{detail.get(method, '')}{delta}"
+        return found.map, f"{method} of {explained}{detail.get(method, '')}{completeness(found)}"
     if options.rollout and attention.rollout is not None:
         return attention.rollout[0], f"Attention rollout through all {len(attention.layers)} layers, CLS row"
     last = len(attention.layers)
@@ -158,6 +163,40 @@ def select_map(run: ModelRun, options: ViewOptions) -> tuple[np.ndarray, str]:
     return layer.maps[0].mean(axis=0), f"{what}, {where}, mean of heads{note}; mean distance {distance:.0f} px"
 
 
+def completeness(found: AttributionMap) -> str:
+    """Integrated Gradients' convergence delta in words: how far the map's total is from the change of the class
+    score between the black image and the photo (0: exact); '' for methods without one."""
+    if found.delta is None:
+        return ""
+    if found.total is None:
+        return f"; completeness error {found.delta:.2g} (the map's total minus the score's rise from black; 0 is exact)"
+    rise = found.total - found.delta
+    return (
+        f"; the map sums to {found.total:.3g} where the class score rises {rise:.3g} from black "
+        f"(completeness error {found.delta:.2g}; more steps shrink it)"
+    )
+
+
+def enlargement(run: ModelRun) -> float:
+    """How many times the photo's shorter side was enlarged to the model's input (1: not enlarged)."""
+    if run.picture is None:
+        return 1.0
+    return max(run.image.shape[0] / max(min(run.picture.size), 1), 1.0)
+
+
+def size_note(run: ModelRun) -> str:
+    """A note for a photo enlarged so much (ENLARGED_NOTE times or more) that the model sees blurred blocks;
+    '' otherwise."""
+    scale = enlargement(run)
+    if scale < ENLARGED_NOTE:
+        return ""
+    width, height = run.picture.size
+    return (
+        f"your photo is only {width}×{height} px: enlarged {scale:.0f}× to the model's {run.image.shape[0]} px "
+        "input, it shows the model blurred blocks, not detail"
+    )
+
+
 def enlarge(image: np.ndarray, size: int = DISPLAY_SIZE) -> np.ndarray:
     """`image` (H, W, 3) uint8 resized (bicubic) so that its longer side is `size`."""
     scale = size / max(image.shape[:2])
@@ -166,6 +205,11 @@ def enlarge(image: np.ndarray, size: int = DISPLAY_SIZE) -> np.ndarray:
 
 
 def render(run: ModelRun, options: ViewOptions, colormap: str, opacity: float) -> tuple[np.ndarray, str]:
-    """The selected map over the image the model saw (enlarged for display), and its caption."""
+    """The selected map over the image the model saw (enlarged for display), and its caption. An empty map (the
+    same value everywhere: nothing to show) leaves the image as it is, and the caption says so."""
     heat, caption = select_map(run, options)
-    return overlay(enlarge(run.image), heat, colormap, opacity), caption
+    image, values = enlarge(run.image), np.asarray(heat, dtype=np.float32)
+    empty = values.size == 0 or float(values.max()) <= float(values.min())
+    notes = [EMPTY_MAP.format(value=float(values.max()) if values.size else 0.0)] * empty + [size_note(run)]
+    caption = ". ".join([caption, *filter(None, notes)])
+    return (image if empty else overlay(image, heat, colormap, opacity)), caption

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from engine.analyses.logit_lens import LogitLensResult
 from engine.claims import Count, Evidence
@@ -24,16 +24,34 @@ def _model_line(result: ModelResult, lower_msa: Count, raise_others: Count) -> s
     return f"- {result.label}{note}: {'; '.join(p for p in parts if p) or 'no MSA, Conv or MLP units'}."
 
 
+def working(result: ModelResult) -> ModelResult:
+    """`result` without its switched-off units: a unit whose branch is zeroed hands on its input unchanged, so
+    its block measures exactly as the one before; left out, it is not counted, and the next unit's change is
+    still measured from the same values."""
+    blocks = result.blocks
+    kept = [
+        b
+        for i, b in enumerate(blocks)
+        if not (i and b.fourier == blocks[i - 1].fourier and b.variance == blocks[i - 1].variance)
+    ]
+    return result if len(kept) == len(blocks) else replace(result, blocks=kept)
+
+
 def variance_here(results: list[ModelResult]) -> str:
-    """Fig 9 counted: per model, how many MSA units lowered the variance and Conv/MLP units raised it."""
-    lines = [_model_line(r, (e := Evidence.of(r)).msa_lower_variance, e.others_raise_variance) for r in results]
+    """Fig 9 counted: per model, how many MSA units lowered the variance and Conv/MLP units raised it (units
+    switched off are not counted)."""
+    lines = [
+        _model_line(r, (e := Evidence.of(working(r))).msa_lower_variance, e.others_raise_variance) for r in results
+    ]
     return "**Here**, the variance:\n" + "\n".join(lines)
 
 
 def high_frequency_here(results: list[ModelResult]) -> str:
-    """Fig 8 counted: per model, how many MSA units lowered the high-frequency amplitude and others raised it."""
+    """Fig 8 counted: per model, how many MSA units lowered the high-frequency amplitude and others raised it
+    (units switched off are not counted)."""
     lines = [
-        _model_line(r, (e := Evidence.of(r)).msa_lower_high_frequency, e.others_raise_high_frequency) for r in results
+        _model_line(r, (e := Evidence.of(working(r))).msa_lower_high_frequency, e.others_raise_high_frequency)
+        for r in results
     ]
     return "**Here**, the high-frequency amplitude:\n" + "\n".join(lines)
 

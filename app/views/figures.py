@@ -26,6 +26,7 @@ SHADES = {  # kind: (fill, legend label)
 }
 DEPTH_SCALE = "Plasma"
 HEIGHT = 380
+TITLE_CHARS = 36  # a title line that fits a column a quarter of a laptop screen wide (14 px type), or a phone
 
 
 def model_name(result: ModelResult) -> str:
@@ -95,9 +96,10 @@ def fourier_spectrum(result: ModelResult) -> go.Figure:
         showlegend=False,
     )
     title = f"Fig 2a · {model_name(result)}"
-    if result.random_weights and len(title) > 38:  # a long timm name: the weights on a line of their own
-        title = f"Fig 2a · {result.label}<br>(random weights)"
+    if len(title) > TITLE_CHARS:  # a long label (four columns are narrow): the model, then its weights, below
+        title = f"Fig 2a<br>{result.label}" + "<br>(random weights)" * result.random_weights
     layout(fig, title, "Frequency", "Δ Log amplitude", x_range=(0, 1))
+    fig.update_layout(margin={"t": 30 + 18 * (title.count("<br>") + 1)})
     fig.update_xaxes(tickvals=np.linspace(0, 1, 6), ticktext=[f"{v:.1f}π" for v in np.linspace(0, 1, 6)])
     return fig
 
@@ -244,7 +246,7 @@ def answer_curve(results: list[ModelResult], lenses: list[LogitLensResult | None
         )
     layout(
         fig,
-        "When the answer appears · logit lens: p(final class) after each block",
+        "When the answer appears (logit lens)",  # the y axis says what is drawn; a phone shows this whole
         "Normalized depth",
         "p(final class)",
         x_range=(0, 1),

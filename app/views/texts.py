@@ -9,7 +9,8 @@ while convolutions act as high-pass filters."""
 OFFLINE = """**Offline:** the Hugging Face hub cannot be reached, so ImageNet weights cannot be downloaded.
 The ImageNet models run with **seeded random weights**, labelled as such on every panel: their
 predictions are meaningless and their measurements show the architecture alone. The CIFAR-10 models
-(AlterNet, PreAct ResNet, CIFAR ViT) run with the checkpoints trained for this app, which are bundled."""
+(AlterNet, PreAct ResNet, CIFAR ViT) run with the checkpoints trained for this app, which are bundled,
+so **they are the ones checked to start with**: their predictions (CIFAR-10's ten classes) mean something."""
 
 WEIGHTS = (
     "Trained where available: ImageNet weights from the hub when online; CIFAR-10 models always "
@@ -89,6 +90,14 @@ METHODS = """- **Attention**: the model's own, recorded in the one pass.
 - **Gradient x attention**: Chefer et al. 2021.
 
 All but the first two are computed once per photo, model and lesion, with progress."""
+
+OFFLINE_WEIGHTS = (
+    "{name}: its pretrained weights are not on this server and the Hugging Face hub cannot be reached to download "
+    "them. Under Weights, pick 'trained where available' (the CIFAR-10 models' bundled checkpoints, random weights "
+    "for the rest, labelled) or 'random (seeded)'."
+)
+
+MAP_STOPPED = "The map shown is still the previous one: **Compute this map** computes the one picked."
 
 LESION = "Each unit's residual branch is zeroed, its shortcut kept; the model re-runs. Clear to restore."
 
@@ -185,7 +194,7 @@ class Labels:
     seen = "Input, 32×32"
     subset_count = "Test images to average"
     subset = "Average over CIFAR-10 test images"
-    alternet_export = "Export these figures (PNG, SVG)"
+    alternet_export = "Export these figures (Figs 8 and 9 as PNG and SVG, Fig 11 as SVG)"
     paper_images = "Subset images"
     recompute = "Recompute ({figure})"
     photo_noise = "Noise on your photo"

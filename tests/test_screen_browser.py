@@ -1,0 +1,184 @@
+"""What the Gradio page says and does in a real headless Chromium, for the mishaps a new user runs into: a bad
+AlterNet spec shown whole, an Analyze pressed during a slow upload, a map stopped half-way, a double click."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from gradio_client import Client
+from playwright.sync_api import expect
+
+from app.views.texts import LABEL
+
+TIMEOUT_MS = 300_000
+FAST = {"offline": False, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1}
+CIFAR = ("preact_resnet", "vit_cifar")  # small models: an analysis takes seconds
+
+
+def open_page(page, server_url: str, photo: Path, models: tuple[str, ...] = CIFAR) -> None:
+    """The page with `photo` uploaded and exactly `models` (registry names) checked."""
+    page.goto(server_url)
+    page.get_by_role("button", name=LABEL.analyze).wait_for()
+    for box in page.locator("#models input[type=checkbox]").all():
+        box.set_checked(box.get_attribute("name") in models)
+    page.locator("#image-input input[type=file]").set_input_files(str(photo))
+    page.locator("#image-input img").first.wait_for()
+
+
+def analyzed(page) -> None:
+    expect(page.locator("#status")).to_contain_text("Analyzed", timeout=TIMEOUT_MS)
+
+
+def test_a_bad_alternet_spec_is_shown_whole(page, server_url: str):
+    page.goto(server_url)
+    page.get_by_role("tab", name="AlterNet (Section 4)").click()
+    box = page.locator("#alternet-spec textarea, #alternet-spec input").first
+    box.fill("s1:1,s5:2,s3:9,foo")
+    box.press("Enter")
+    problem = page.locator("#alternet-spec-problem")
+    expect(problem).to_contain_text("bad MSA token", timeout=TIMEOUT_MS)
+    shown = problem.inner_text()
+    assert "expected s<stage>:<block>, 1-based, e.g. 's3:6'" in shown, shown
+    assert "stage 5 in 's5:2' is out of range" in shown
+
+
+def test_an_analyze_pressed_during_a_slow_upload_is_not_called_stale(page, server_url: str, sample_photo, tmp_path):
+    import numpy as np
+    from PIL import Image
+
+    big = tmp_path / "big.jpg"  # 7 MB of noise: over a slow link its upload and preview take seconds
+    Image.fromarray(np.random.default_rng(0).integers(0, 255, (2000, 3000, 3), dtype=np.uint8)).save(big, quality=95)
+    open_page(page, server_url, sample_photo, CIFAR[:1])
+    page.get_by_role("button", name=LABEL.analyze).click()
+    analyzed(page)
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("Network.enable")
+    slow = {"offline": False, "latency": 50, "downloadThroughput": 4e6, "uploadThroughput": 1e6}
+    cdp.send("Network.emulateNetworkConditions", slow)
+    try:
+        page.locator("#image-input input[type=file]").set_input_files(str(big))
+        page.wait_for_timeout(500)
+        page.get_by_role("button", name=LABEL.analyze).click()
+        page.wait_for_function(
+            "() => document.querySelector('#status').innerText.includes('Analyzed') && "
+            "document.querySelector('#image-input img') && "
+            "document.querySelector('#image-input img').complete && "
+            "!document.querySelector('#status').innerText.includes('%')",
+            timeout=TIMEOUT_MS,
+        )
+        page.wait_for_timeout(20_000)  # the preview of the new photo arrives last over the slow link
+    finally:
+        cdp.send(
+            "Network.emulateNetworkConditions", {**slow, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1}
+        )
+    status = page.locator("#status").inner_text()
+    assert "Analyzed" in status and "previous photo" not in status, status
+    # another photo after that is another photo
+    page.locator("#image-input input[type=file]").set_input_files(str(sample_photo.with_name("coffee.jpg")))
+    expect(page.locator("#status")).to_contain_text("previous photo", timeout=60_000)
+
+
+def test_stop_says_the_map_was_not_finished_and_offers_to_compute_it(page, server_url: str, sample_photo: Path):
+    open_page(page, server_url, sample_photo, ("resnet50",))
+    page.get_by_label("random (seeded)").check()
+    page.get_by_role("button", name=LABEL.analyze).click()
+    analyzed(page)
+    column = page.locator("#model-0")
+    before = page.locator("#view-0 img").first.get_attribute("src")
+    page.locator("#ig-steps input[type=number]").fill("128")
+    page.locator("#ig-steps input[type=number]").press("Enter")
+    page.locator("#method-0 input").click()
+    page.get_by_role("option", name="Integrated Gradients").click()
+    stop = page.locator("#stop-0")
+    stop.wait_for(state="visible", timeout=60_000)
+    stop.click()
+    expect(column).to_contain_text(LABEL.map_stopped, timeout=60_000)
+    compute = page.locator("#compute-0")
+    expect(compute).to_be_visible()
+    assert page.locator("#view-0 img").first.get_attribute("src") == before  # the previous map, said so
+    compute.click()
+    expect(page.locator("#stop-0")).to_be_visible(timeout=60_000)  # computing again, and stoppable
+    page.locator("#stop-0").click()
+    expect(column).to_contain_text(LABEL.map_stopped, timeout=60_000)
+
+
+def settled_passes(client: Client, quiet_s: float = 5.0) -> int:
+    """The server's forward passes once they have not changed for `quiet_s` (a new photo also runs the AlterNet
+    tab's three models)."""
+    passes, since = client.predict(api_name="/forward_passes"), time.monotonic()
+    while time.monotonic() - since < quiet_s:
+        time.sleep(1)
+        now = client.predict(api_name="/forward_passes")
+        if now != passes:
+            passes, since = now, time.monotonic()
+    return passes
+
+
+def test_a_double_click_on_analyze_runs_the_analysis_once(page, server_url: str, sample_photo: Path):
+    client = Client(server_url, verbose=False)
+    open_page(page, server_url, sample_photo)
+    button = page.get_by_role("button", name=LABEL.analyze)
+    button.click()
+    analyzed(page)
+    deltas = []
+    for photo, click in (("coffee.jpg", button.click), ("rocket.jpg", button.dblclick)):
+        page.locator("#image-input input[type=file]").set_input_files(str(sample_photo.with_name(photo)))
+        expect(page.locator("#status")).to_contain_text("previous photo", timeout=60_000)
+        passes = settled_passes(client)
+        click()
+        analyzed(page)
+        deltas.append(settled_passes(client) - passes)
+    once, twice = deltas
+    assert once > 0 and twice == once, deltas  # the double click ran the two models once, not twice
+
+
+def title_fits(page, elem_id: str) -> bool:
+    """Whether the plot's title lies inside its figure (not cut at its right edge)."""
+    return page.evaluate(
+        """id => {
+            const plot = document.querySelector(`#${id} .js-plotly-plot`);
+            const title = plot.querySelector('.gtitle');
+            return title.getBoundingClientRect().right <= plot.getBoundingClientRect().right + 1;
+        }""",
+        elem_id,
+    )
+
+
+def plot_height(page, elem_id: str) -> float:
+    """The height in px of the plot's data area (plotly's drag layer covers exactly that)."""
+    return page.locator(f"#{elem_id} .nsewdrag").first.bounding_box()["height"]
+
+
+def test_titles_plots_and_drawings_fit_a_laptop_and_a_phone(page, server_url: str, sample_photo, output_dir: Path):
+    four = ("preact_resnet", "alternet", "vit_cifar", "vit_tiny_patch16_224")
+    page.set_viewport_size({"width": 1440, "height": 900})
+    open_page(page, server_url, sample_photo, four)
+    page.get_by_label("random (seeded)").check()
+    page.get_by_role("button", name=LABEL.analyze).click()
+    analyzed(page)
+    page.locator("#logit-lens .js-plotly-plot").wait_for(timeout=TIMEOUT_MS)
+    for slot in range(4):
+        assert title_fits(page, f"spectrum-{slot}"), slot
+    page.screenshot(path=str(output_dir / "screen-1440.png"), full_page=True)
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.wait_for_timeout(2000)
+    for elem_id in ("spectrum-0", "high-frequency", "variance", "logit-lens"):
+        assert title_fits(page, elem_id), elem_id
+    page.screenshot(path=str(output_dir / "screen-390.png"), full_page=True)
+
+    page.set_viewport_size({"width": 1440, "height": 900})  # on a phone the tab sits in the tabs' overflow menu
+    page.get_by_role("tab", name="AlterNet (Section 4)").click()
+    page.locator("#alternet-variance .js-plotly-plot").wait_for(timeout=TIMEOUT_MS)
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.wait_for_timeout(2000)
+    drawing = page.locator("#alternet-svg").bounding_box()
+    assert drawing["width"] >= 700  # its labels keep their size; the box scrolls sideways
+    for elem_id in ("alternet-high-frequency", "alternet-variance"):
+        assert plot_height(page, elem_id) >= 200, elem_id
+    page.screenshot(path=str(output_dir / "screen-alternet-390.png"), full_page=True)
+    page.set_viewport_size({"width": 1440, "height": 900})
+    page.wait_for_timeout(2000)
+    for elem_id in ("alternet-high-frequency", "alternet-variance"):
+        assert plot_height(page, elem_id) >= 250, elem_id
+    page.screenshot(path=str(output_dir / "screen-alternet-1440.png"), full_page=True)

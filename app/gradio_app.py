@@ -31,13 +31,13 @@ from app.guard import RequestGuard, Uploads
 from app.paper_findings import PaperFindings
 from app.service import AUTO, MAX_MODELS, SAMPLES, WEIGHT_LABELS, WEIGHT_MODES, ModelRun, Service, default_models
 from app.tabs.alternet import AlterNetTab
-from app.tabs.compare import Column, CompareTab, Look, Page
+from app.tabs.compare import DEFAULT_FIGURE, Column, CompareTab, Look, Page, attention_controls
 from app.tabs.dataset import DatasetTab
 from app.tabs.paper import PaperTab
 from app.tabs.tour import TourTab
 from app.views import evidence
 from app.views import texts as text
-from app.views.attention import ATTENTION, COLORMAPS, LENS, MEAN, ViewOptions
+from app.views.attention import COLORMAPS, MEAN, ViewOptions
 from app.views.texts import LABEL
 
 UPLOADS = Uploads.gradio(tuple(SAMPLES))
@@ -210,7 +210,7 @@ def analyze_page(
         status: page.status,
         analyzed_photo: image or "",
         shaded: gr.Dropdown([(run.result.label, i) for i, run in enumerate(page.runs)], value=0),
-        figure_name: gr.Dropdown(page.figure_choices, value="fig9-variance"),
+        figure_name: gr.Dropdown(page.figure_choices, value=DEFAULT_FIGURE),
         exported: gr.File(value=None, visible=False),  # an export of the previous analysis must not stay on offer
         views: {},  # nor its columns' chosen maps
     }
@@ -233,13 +233,6 @@ def view_options(
 def with_distance(caption: str, distance: str) -> str:
     """A map's caption, then the column's attention distance line where it has one (after every redraw too)."""
     return f"{caption}  \n{distance}" if distance else caption
-
-
-def attention_controls(rollout: bool, method: str) -> tuple[bool, bool, bool]:
-    """Whether the layer, the head and rollout apply: the layer to the recorded attention without rollout
-    and to the logit lens; the head to the attention without rollout; rollout to the attention only."""
-    attention = not rollout and method == ATTENTION
-    return attention or method == LENS, attention, method == ATTENTION
 
 
 def applying_controls(rollout: bool, method: str) -> list:
@@ -450,6 +443,8 @@ with gr.Blocks(title="ViT explorer", delete_cache=(600, FILE_TTL_S)) as demo:
         js=f"(photo, now, analyzed) => now === {json.dumps(LABEL.ready)} || (photo && photo.path === analyzed) "
         f"? now : {json.dumps(stale)}",
     )
+    # at most MAX_MODELS ticked, as Streamlit's picker allows: a tick past the limit is undone (in the browser)
+    models.input(None, models, models, js=f"(picked) => [picked.slice(0, {MAX_MODELS})]")
     run.click(
         analyze_page,
         [image, models, weights, colormap, opacity, log_y, typed_models],

@@ -24,7 +24,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # `streamlit ru
 from app.export import png  # noqa: E402
 from app.guard import refuse  # noqa: E402
 from app.paper_findings import MAX_IMAGES  # noqa: E402
-from app.service import AUTO, MAX_MODELS, SAMPLES, WEIGHT_LABELS, WEIGHT_MODES, default_models  # noqa: E402
+from app.service import (  # noqa: E402
+    AUTO,
+    MAX_MODELS,
+    SAMPLES,
+    WEIGHT_LABELS,
+    WEIGHT_MODES,
+    default_models,
+    picked_models,
+)
 from app.streamlit_ui.resources import board, lab, service  # noqa: E402
 from app.tabs import Download, Problem  # noqa: E402
 from app.tabs.alternet import (  # noqa: E402
@@ -36,7 +44,16 @@ from app.tabs.alternet import (  # noqa: E402
     AlterNetTab,
     Builder,
 )
-from app.tabs.compare import Column, CompareTab, Look, Page  # noqa: E402
+from app.tabs.compare import (  # noqa: E402
+    DEFAULT_FIGURE,
+    Column,
+    CompareTab,
+    Look,
+    Page,
+    attention_controls,
+    column_key,
+    photo_problem,
+)
 from app.tabs.dataset import EXPLANATION, DatasetTab  # noqa: E402
 from app.tabs.paper import NOISE, PaperTab  # noqa: E402
 from app.tabs.tour import KEYS as TOUR_KEYS  # noqa: E402
@@ -44,7 +61,7 @@ from app.tabs.tour import TourTab  # noqa: E402
 from app.tabs.tour import index_of as tour_index  # noqa: E402
 from app.views import alternet as view  # noqa: E402
 from app.views import texts as text  # noqa: E402
-from app.views.attention import ATTENTION, COLORMAPS, MEAN, PER_LAYER, ViewOptions  # noqa: E402
+from app.views.attention import COLORMAPS, MEAN, ViewOptions  # noqa: E402
 from app.views.texts import LABEL  # noqa: E402
 from engine.placement import PAPER_DEPTHS  # noqa: E402
 
@@ -56,27 +73,44 @@ tour = TourTab(service())
 
 
 def photo() -> tuple[bytes, str]:
-    """The chosen photo as (bytes, name): an upload, the camera, or a sample."""
+    """The chosen photo as (bytes, name): an upload, the camera, or a sample; shown as it will be analyzed
+    (the sample box is set aside while an upload or the camera's photo is in use), or named as unreadable."""
     left, right = st.columns([2, 3])
     upload = left.file_uploader(LABEL.photo, type=None, key="upload")
     camera = left.camera_input("Or take one", key="camera") if left.toggle("Camera", key="use_camera") else None
-    sample = right.selectbox(LABEL.sample, [p.name for p in SAMPLES], index=0, key="sample")
-    if upload is not None:
-        return upload.getvalue(), upload.name
-    if camera is not None:
-        return camera.getvalue(), "camera.jpg"
-    return next(p for p in SAMPLES if p.name == sample).read_bytes(), sample
+    own = upload if upload is not None else camera
+    sample = right.selectbox(LABEL.sample, [p.name for p in SAMPLES], index=0, key="sample", disabled=own is not None)
+    if own is not None:
+        picture = own.getvalue(), upload.name if upload is not None else "camera.jpg"
+        right.caption(f"Using **{picture[1]}**; remove it to use a sample photo.")
+    else:
+        picture = next(p for p in SAMPLES if p.name == sample).read_bytes(), sample
+    if problem := unreadable(picture):
+        right.error(problem)
+    else:
+        right.image(picture[0], caption=picture[1], width=240)
+    return picture
 
 
-def progress_bar(stoppable: bool = False):
+def unreadable(picture: tuple[bytes, str]) -> str | None:
+    """Why the photo cannot be analyzed (None: it can), decoded once per photo and session."""
+    checked = state.setdefault("checked_photo", {})
+    found = digest(picture[0])
+    if found not in checked:
+        checked.clear()
+        checked[found] = photo_problem(*picture)
+    return checked[found]
+
+
+def progress_bar(stop: str | None = None):
     """A progress bar and its report(fraction, message) function, callable from the service's model
-    thread (Streamlit draws only from threads that carry the session's script context). A stoppable
-    report stops the work at its next report once the page has asked for another run (a click on Stop,
-    or any other widget)."""
+    thread (Streamlit draws only from threads that carry the session's script context). With `stop`, the
+    key of a Stop button, the work stops at its next report once that button is clicked (or the session
+    ends); any other change (the map's opacity, a colour) waits for the work instead of restarting it."""
     bar, context = st.progress(0.0), get_script_run_ctx()
 
     def report(fraction: float, message: str) -> None:
-        if stoppable and interrupted(context):
+        if stop and stop_asked(context, stop):
             raise refuse("stopped: the page asked for something else", "work stopped by its user")
         add_script_run_ctx(threading.current_thread(), context)
         bar.progress(min(max(fraction, 0.0), 1.0), message)
@@ -84,11 +118,17 @@ def progress_bar(stoppable: bool = False):
     return report
 
 
-def interrupted(context) -> bool:
-    """Whether the session has asked for another run since `context`'s run began (Streamlit keeps the
-    request until the script reaches its next element, which a model call holds up)."""
+def stop_asked(context, button: str) -> bool:
+    """Whether the session has ended, or asked for a run that is a click on the button keyed `button`, since
+    `context`'s run began (Streamlit keeps the request, with the widgets' states, until the script reaches
+    its next element, which a model call holds up)."""
     requests = getattr(context, "script_requests", None)
-    return getattr(requests, "_state", ScriptRequestType.CONTINUE) != ScriptRequestType.CONTINUE
+    asked = getattr(requests, "_state", ScriptRequestType.CONTINUE)
+    if asked == ScriptRequestType.STOP:
+        return True
+    widgets = getattr(getattr(getattr(requests, "_rerun_data", None), "widget_states", None), "widgets", [])
+    clicked = (w for w in widgets if w.WhichOneof("value") == "trigger_value" and w.trigger_value)
+    return asked == ScriptRequestType.RERUN and any(w.id.endswith(f"-{button}") for w in clicked)
 
 
 def offer(download: Download | None, key: str) -> None:
@@ -107,8 +147,14 @@ def export_button(label: str, name: str, make: Callable[[], Download], where=st,
     offer(state.get(f"{name}_exported"), f"{name}_download")
 
 
+def key(kind: str, i: int) -> str:
+    """The key of column `i`'s control `kind`: it belongs to the model's run, so a new Analyze gives every
+    column its own model's defaults (method, class, layer, head, lesion) whatever the column showed before."""
+    return column_key(kind, i, state.runs[i], state.get("analysis", 0))
+
+
 def look() -> Look:
-    shaded = state.get("shaded", 0)
+    shaded = state.get(f"shaded_{state.get('analysis', 0)}", 0)
     return Look(
         state.get("colormap", "inferno"),
         state.get("opacity", 0.6),
@@ -118,9 +164,19 @@ def look() -> Look:
 
 
 def analyze(picture: tuple[bytes, str], names: list[str], typed: str, weights: str) -> None:
-    """Run every model on the photo, with a progress bar; results go to the session state, and the
-    previous analysis's view and lesion settings and exports are dropped. The results are stored before
-    anything more is drawn: a rerun that interrupts this one (an upload ending) then keeps them."""
+    """Run every model on the photo, with a progress bar; results go to the session state under a new
+    analysis number, which keys the columns' controls afresh, and the previous exports are dropped. The
+    results are stored before anything more is drawn: a rerun that interrupts this one (an upload ending)
+    then keeps them. Asked again for the results on screen (a double click), it re-runs nothing: the columns
+    start afresh from the intact models."""
+    if problem := unreadable(picture):
+        st.error(problem)
+        return
+    asked = (digest(picture[0]), tuple(picked_models(names, typed)), weights)
+    if state.runs and state.get("analyzed") == asked:
+        state.runs, state.analysis = [run.original or run for run in state.runs], state.analysis + 1
+        state.pop("exported", None)
+        return
     with st.status(f"Analyzing {picture[1]}", expanded=True) as status:
         try:
             page = compare.analyze(picture[0], names, typed, weights, look(), report=progress_bar())
@@ -128,9 +184,8 @@ def analyze(picture: tuple[bytes, str], names: list[str], typed: str, weights: s
             status.update(label=f"Analysis failed: {exc}", state="error", expanded=True)
             st.error(str(exc))
             return
-        stale = ("layer", "head", "rollout", "lesion", "method", "target")
-        for key in [k for k in state if str(k).split("_")[0] in stale] + ["exported", "shaded"]:
-            state.pop(key, None)
+        state.pop("exported", None)
+        state.analysis, state.analyzed = state.get("analysis", 0) + 1, asked
         state.runs, state.photo_name, state.photo_digest = page.runs, picture[1], digest(picture[0])
         status.update(label=f"{page.status[:-1]} on {picture[1]}.", state="complete", expanded=False)
 
@@ -138,15 +193,15 @@ def analyze(picture: tuple[bytes, str], names: list[str], typed: str, weights: s
 def view_options(i: int, column: Column) -> ViewOptions:
     """Column `i`'s map as its controls stand: method, class, and for the attention its layer, head and
     rollout (before any change: the first method, top-1 class, last layer, head mean)."""
-    method = state.get(f"method_{i}", column.methods[0])
+    method = state.get(key("method", i), column.methods[0])
     method = method if method in column.methods else column.methods[0]
-    target = state.get(f"target_{i}", column.classes[0][1])
+    target = state.get(key("target", i), column.classes[0][1])
     steps = state.get("ig_steps", 32)
     if not column.layers:
         return ViewOptions(None, MEAN, False, method, target, steps)
-    layer = min(state.get(f"layer_{i}", column.layers), column.layers)
-    rollout = bool(state.get(f"rollout_{i}", False)) and column.rollout
-    return ViewOptions(layer, state.get(f"head_{i}", MEAN), rollout, method, target, steps)
+    layer = min(state.get(key("layer", i), column.layers), column.layers)
+    rollout = bool(state.get(key("rollout", i), False)) and column.rollout
+    return ViewOptions(layer, state.get(key("head", i), MEAN), rollout, method, target, steps)
 
 
 def views(page: Page) -> list[ViewOptions]:
@@ -159,28 +214,30 @@ def where_it_looks(i: int, column: Column) -> None:
     (`column`, from the page's last full run, gives the controls' ranges)."""
     run = state.runs[i]
     left, right = st.columns(2)
-    method = left.selectbox(LABEL.method, column.methods, key=f"method_{i}", help=text.METHODS)
+    method = left.selectbox(LABEL.method, column.methods, key=key("method", i), help=text.METHODS)
     labels = dict((index, label) for label, index in column.classes)
-    right.selectbox(LABEL.target, list(labels), key=f"target_{i}", format_func=labels.get)
+    right.selectbox(LABEL.target, list(labels), key=key("target", i), format_func=labels.get)
     if column.not_offered:
         st.caption(f"Not offered for this model: {column.not_offered}")
     if column.layers:
-        attention = method == ATTENTION
+        rollout = bool(state.get(key("rollout", i), False)) and column.rollout
+        layer, head, rollout_applies = attention_controls(rollout, method)
         last = max(column.layers, 2)
-        st.slider(LABEL.layer, 1, last, column.layers, key=f"layer_{i}", disabled=method not in PER_LAYER)
-        rollout = st.checkbox(LABEL.rollout, key=f"rollout_{i}", disabled=not attention) if column.rollout else False
-        st.selectbox(LABEL.head, column.heads, key=f"head_{i}", disabled=rollout or not attention)
+        st.slider(LABEL.layer, 1, last, column.layers, key=key("layer", i), disabled=not layer)
+        if column.rollout:
+            st.checkbox(LABEL.rollout, key=key("rollout", i), disabled=not rollout_applies)
+        st.selectbox(LABEL.head, column.heads, key=key("head", i), disabled=not head)
     options = view_options(i, column)
-    stopped, key, done = f"stopped_{i}", options.key(run), options.computed(run)
-    if not done and state.get(stopped) == key:
+    stopped, shown, done = key("stopped", i), options.key(run), options.computed(run)
+    if not done and state.get(stopped) == shown:
         st.info(LABEL.map_stopped)
-        if not st.button(LABEL.compute_map, key=f"compute_{i}"):
+        if not st.button(LABEL.compute_map, key=key("compute", i)):
             return
     state.pop(stopped, None)
     stop, report = st.empty(), None
     if not done:
-        stop.button(LABEL.stop_map, key=f"stop_{i}", on_click=state.__setitem__, args=(stopped, key))
-        report = progress_bar(stoppable=True)
+        stop.button(LABEL.stop_map, key=key("stop", i), on_click=state.__setitem__, args=(stopped, shown))
+        report = progress_bar(stop=key("stop", i))
     try:
         image, caption = compare.view(run, options, look(), report)
     except Problem as exc:
@@ -189,7 +246,7 @@ def where_it_looks(i: int, column: Column) -> None:
     finally:
         stop.empty()
     st.image(image, caption=f"{column.map_title}: {caption}", width="stretch")
-    st.download_button(LABEL.map_png, png(image), f"map-{run.result.name}.png", "image/png", key=f"map_{i}")
+    st.download_button(LABEL.map_png, png(image), f"map-{run.result.name}.png", "image/png", key=key("map", i))
 
 
 def model_column(i: int, column: Column) -> None:
@@ -208,13 +265,13 @@ def model_column(i: int, column: Column) -> None:
         default=column.lesion,
         format_func=dict((v, k) for k, v in column.units).get,
         help=text.LESION,
-        key=f"lesion_{i}",
+        key=key("lesion", i),
         select_all=False,  # each change re-runs the model: units go off one by one, as in Gradio
     )
     if tuple(sorted(chosen)) != run.lesion:
         try:
             state.runs = compare.lesion(state.runs, i, chosen, look()).runs
-            state.pop(f"target_{i}", None)  # the lesioned model's own top-1 is explained next
+            state.pop(key("target", i), None)  # the lesioned model's own top-1 is explained next
         except Problem as exc:
             st.error(str(exc))
             return
@@ -224,8 +281,10 @@ def model_column(i: int, column: Column) -> None:
 def exports(page: Page) -> None:
     with st.expander(LABEL.exports):
         choices = {title: name for title, name in page.figure_choices}
+        first = list(choices.values()).index(DEFAULT_FIGURE) if DEFAULT_FIGURE in choices.values() else 0
         left, middle, right = st.columns(3)
-        name = choices[left.selectbox(LABEL.export_figure_name, list(choices), key="export_figure")]
+        picked = left.selectbox(LABEL.export_figure_name, list(choices), first, key=f"export_figure_{state.analysis}")
+        name = choices[picked]
         fmt = middle.radio(LABEL.export_format, ["png", "svg"], horizontal=True, key="export_format")
         try:
             if right.button(LABEL.export_figure, key="prepare_figure"):
@@ -272,7 +331,7 @@ def compare_tab(photo_digest: str) -> None:
         LABEL.shaded,
         range(len(page.columns)),
         format_func=lambda i: (page.runs[i].original or page.runs[i]).result.label,
-        key="shaded",
+        key=f"shaded_{state.get('analysis', 0)}",
     )
     st.markdown(text.LENS)
     st.plotly_chart(page.lens, theme=None, key="logit_lens")
@@ -472,8 +531,12 @@ weights = st.radio(
 if st.button(LABEL.analyze, type="primary", key="analyze"):
     analyze(picture, models, typed_models, weights)
 TABS = ["Compare models", "AlterNet (Section 4)", "Paper figures", "Guided tour"]
-linked = st.query_params.get("step")  # a deep link into the tour: ?step=3 or ?step=variance
-compare_section, alternet_section, paper_section, tour_section = st.tabs(TABS, default=TABS[3] if linked else None)
+# A deep link into the tour (?step=3 or ?step=variance) opens the session on the tour; from then on the tab shown
+# is the one last clicked, whatever the address says (the tour's Back and Next keep it in step with the page).
+opening = state.setdefault("opening_tab", TABS[3] if st.query_params.get("step") else TABS[0])
+compare_section, alternet_section, paper_section, tour_section = st.tabs(
+    TABS, default=opening, key="tab", on_change="rerun"
+)
 with compare_section:
     compare_tab(photo_digest)
     dataset_section(models, typed_models, weights)

@@ -13,6 +13,7 @@ from streamlit.testing.v1 import AppTest
 from app.streamlit_ui.resources import service
 from engine.analyses.attributions import Occlusion
 from tests.conftest import ROOT
+from tests.test_streamlit import ckey
 
 MODELS = ["resnet50", "vit_tiny_patch16_224"]
 
@@ -89,13 +90,13 @@ def test_streamlit_offers_the_methods_per_column_and_redraws_with_the_chosen_one
     at.multiselect(key="models").set_value(MODELS)
     at.radio(key="weights").set_value("random")
     at.button(key="analyze").click().run()
-    assert "Gradient x attention" not in at.selectbox(key="method_0").options
-    assert "Gradient x attention" in at.selectbox(key="method_1").options
+    assert "Gradient x attention" not in at.selectbox(key=ckey(at, "method", 0)).options
+    assert "Gradient x attention" in at.selectbox(key=ckey(at, "method", 1)).options
     assert any("Not offered for this model" in c.value and "Gradient x attention" in c.value for c in at.caption)
     passes = service().forward_passes
     second = at.session_state["runs"][1].result.predictions[0][1].index  # the ViT's second class
-    at.selectbox(key="target_1").set_value(second)
-    at.selectbox(key="method_1").set_value("Saliency").run()
+    at.selectbox(key=ckey(at, "target", 1)).set_value(second)
+    at.selectbox(key=ckey(at, "method", 1)).set_value("Saliency").run()
     assert not at.exception and service().forward_passes > passes
     run = at.session_state["runs"][1]
     assert [key[0] for key in run.maps] == ["Saliency"]

@@ -15,6 +15,7 @@ from streamlit.testing.v1 import AppTest
 
 from app.service import OFFLINE_MODELS
 from app.streamlit_ui.resources import service
+from app.tabs.compare import column_key
 from app.views.texts import LABEL
 from engine.registry import get_spec
 from tests.conftest import ROOT, free_port, stop, streamlit_settled, streamlit_upload, wait_until_up
@@ -30,6 +31,11 @@ MODELS = ["resnet50", "vit_tiny_patch16_224"]
 def offline(monkeypatch, tmp_path):
     monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+
+
+def ckey(at: AppTest, kind: str, slot: int) -> str:
+    """The key of column `slot`'s control `kind` in the analysis on screen (keys follow the model's run)."""
+    return column_key(kind, slot, at.session_state["runs"][slot], at.session_state["analysis"])
 
 
 def analyzed(weights: str = "random") -> AppTest:
@@ -49,8 +55,8 @@ def test_analyze_fills_every_panel_and_view_controls_redraw_without_a_forward_pa
     markdown = " ".join(m.value for m in at.markdown)
     assert "ResNet-50" in markdown and "random weights" in markdown
     passes = service().forward_passes
-    at.slider(key="layer_1").set_value(3).run()
-    at.selectbox(key="head_1").set_value("2").run()
+    at.slider(key=ckey(at, "layer", 1)).set_value(3).run()
+    at.selectbox(key=ckey(at, "head", 1)).set_value("2").run()
     at.selectbox(key="colormap").set_value("viridis").run()
     assert not at.exception and service().forward_passes == passes
     assert not any("press **Analyze** for the new photo" in i.value for i in at.info)
@@ -63,11 +69,11 @@ def test_a_lesion_reruns_the_model_and_clearing_it_restores_the_results():
     at = analyzed()
     before = at.session_state["runs"][0].result.predictions
     passes = service().forward_passes
-    at.multiselect(key="lesion_0").set_value([5, 6]).run()
+    at.multiselect(key=ckey(at, "lesion", 0)).set_value([5, 6]).run()
     lesioned = at.session_state["runs"][0]
     assert lesioned.lesion == (5, 6) and service().forward_passes > passes
     assert lesioned.result.predictions != before
-    at.multiselect(key="lesion_0").set_value([]).run()
+    at.multiselect(key=ckey(at, "lesion", 0)).set_value([]).run()
     assert at.session_state["runs"][0].result.predictions == before and not at.exception
 
 
@@ -200,8 +206,8 @@ def test_figure_export_gives_a_titled_png_for_download():
 
 def test_the_teaching_pack_shows_each_map_as_chosen_on_screen():
     at = analyzed()
-    at.slider(key="layer_1").set_value(3).run()
-    at.selectbox(key="head_1").set_value("2").run()
+    at.slider(key=ckey(at, "layer", 1)).set_value(3).run()
+    at.selectbox(key=ckey(at, "head", 1)).set_value("2").run()
     at.button(key="prepare_pack").click().run()
     exported = at.session_state["exported"]
     with zipfile.ZipFile(io.BytesIO(exported.data)) as archive:
@@ -213,17 +219,18 @@ def test_the_teaching_pack_shows_each_map_as_chosen_on_screen():
 def test_the_pickers_offer_no_bulk_selection_past_their_limits():
     at = analyzed()
     assert at.multiselect(key="models").proto.max_selections == 4
-    assert at.multiselect(key="models").proto.select_all == 0 and at.multiselect(key="lesion_0").proto.select_all == 0
+    assert at.multiselect(key="models").proto.select_all == 0
+    assert at.multiselect(key=ckey(at, "lesion", 0)).proto.select_all == 0
 
 
 def test_a_new_analysis_starts_from_fresh_view_and_lesion_settings():
     at = analyzed()
-    at.slider(key="layer_1").set_value(3).run()
-    at.multiselect(key="lesion_0").set_value([5]).run()
+    at.slider(key=ckey(at, "layer", 1)).set_value(3).run()
+    at.multiselect(key=ckey(at, "lesion", 0)).set_value([5]).run()
     assert at.session_state["runs"][0].lesion == (5,)
     at.button(key="analyze").click().run()
-    assert at.session_state["runs"][0].lesion == () and at.multiselect(key="lesion_0").value == []
-    assert at.slider(key="layer_1").value == 12 and not at.exception  # ViT-Ti's last layer, the default
+    assert at.session_state["runs"][0].lesion == () and at.multiselect(key=ckey(at, "lesion", 0)).value == []
+    assert at.slider(key=ckey(at, "layer", 1)).value == 12 and not at.exception  # ViT-Ti's last layer, the default
 
 
 def test_alternet_averages_stay_on_screen_and_are_what_is_exported():

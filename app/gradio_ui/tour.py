@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import gradio as gr
@@ -13,6 +14,13 @@ from app.service import ModelRun
 from app.tabs.compare import Look
 from app.tabs.tour import KEYS, TourTab, index_of
 from app.views import texts as text
+
+ADDRESS = f"""(i) => {{
+    const address = new URL(window.location.href);
+    address.searchParams.set("step", {json.dumps(list(KEYS))}[i]);
+    window.history.replaceState(window.history.state, "", address);
+    return [];
+}}"""  # the page's address set to ?step=<the step shown>, in the browser
 
 
 def build(tab: TourTab, state: gr.State, tabs: gr.Tabs, page: gr.Tab, demo: gr.Blocks, photo: gr.Textbox) -> None:
@@ -61,14 +69,20 @@ def build(tab: TourTab, state: gr.State, tabs: gr.Tabs, page: gr.Tab, demo: gr.B
     # One line for the step events, so their answers arrive in the order asked: a Back clicked while the tab's
     # own refresh is under way is no longer overwritten by that refresh.
     in_order = {"concurrency_id": "tour", "concurrency_limit": 1}
-    back.click(lambda runs, i: show(runs, max(i - 1, 0)), [state, position], shown, api_name="tour_back", **in_order)
-    ahead.click(
-        lambda runs, i: show(runs, min(i + 1, len(KEYS) - 1)),
-        [state, position],
-        shown,
-        api_name="tour_next",
-        **in_order,
-    )
+    moved = [
+        back.click(
+            lambda runs, i: show(runs, max(i - 1, 0)), [state, position], shown, api_name="tour_back", **in_order
+        ),
+        ahead.click(
+            lambda runs, i: show(runs, min(i + 1, len(KEYS) - 1)),
+            [state, position],
+            shown,
+            api_name="tour_next",
+            **in_order,
+        ),
+    ]
+    for event in moved:  # the address follows the step (as in Streamlit), so that a teacher can copy a link to it
+        event.then(None, position, None, js=ADDRESS)
     shown_on(export, exported)
     export.click(handout, [state, photo], exported, api_name="tour_export")
     demo.load(linked, state, [*shown, tabs], api_visibility="private", **in_order)

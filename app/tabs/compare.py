@@ -20,10 +20,41 @@ from app.tabs import Download, problem, problems
 from app.views import evidence, figures
 from app.views import texts as text
 from app.views.attention import ATTENTION, LENS, MEAN, ViewOptions, attention_layers, head_choices, lens_units, render
+from engine import load_image
 from engine.analyses.attributions import METHODS
+from engine.errors import EngineError, shown
 from engine.results import ModelResult
 
-DEFAULT_FIGURE = "fig9-variance"
+DEFAULT_FIGURE = "fig9-variance"  # the figure an export offers first, in every front end
+
+
+def not_an_image(name: str) -> str:
+    """The one line naming a file that is not a readable image, in every front end."""
+    return f"{name}: not an image, or a format that cannot be read"
+
+
+def photo_problem(data: bytes, name: str) -> str | None:
+    """Why the photo `data` (named `name`) cannot be analyzed, or None when it can."""
+    try:
+        load_image(data)
+    except (EngineError, ValueError, OSError):
+        return not_an_image(name)
+    return None
+
+
+def column_key(kind: str, slot: int, run: ModelRun, analysis: int) -> str:
+    """The key of a column control (`kind`: method, target, layer, head, rollout, lesion, ...) for the model
+    in `slot` of analysis number `analysis`: it belongs to that model's run, not to the position, so a new
+    Analyze starts every column from its own model's defaults (a lesion keeps it: same model, same run)."""
+    return f"{kind}_{slot}_{(run.original or run).result.name}_{analysis}"
+
+
+def attention_controls(rollout: bool, method: str) -> tuple[bool, bool, bool]:
+    """Whether the layer, the head and rollout apply to the map: the layer to the recorded attention without
+    rollout (rollout spans every layer) and to the logit lens; the head to the attention without rollout;
+    rollout to the attention only."""
+    attention = not rollout and method == ATTENTION
+    return attention or method == LENS, attention, method == ATTENTION
 
 
 @dataclass(frozen=True)
@@ -267,13 +298,13 @@ class CompareTab:
         "attribution": the map (on its input grid) for class `target` (None: its top-1), or "unsupported" with
         the reason where the method does not apply."""
         if method and method not in METHODS:
-            raise problem(f"no attribution method '{method}': one of {', '.join(METHODS)}")
+            raise problem(f"no attribution method '{shown(method)}': one of {', '.join(METHODS)}")
         with problems():
             runs = self.service.analyze(image, models, self.service.network_weights(weights))
             out = self.service.analysis_json(runs)
             for run, model in zip(runs, out["models"] if method else []):
                 why = self.service.unsupported(run, method)
-                chosen = run.result.predictions[0][0].index if target is None else int(target)
+                chosen = run.result.predictions[0][0].index if target is None else target  # checked by the service
                 model["attribution"] = (
                     {"method": method, "unsupported": why}
                     if why

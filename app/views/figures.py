@@ -16,10 +16,13 @@ import plotly.graph_objects as go
 from plotly.colors import sample_colorscale
 
 from engine.analyses.logit_lens import LogitLensResult
+from engine.errors import EngineError
+from engine.registry import get_spec
 from engine.results import ModelResult
 
 MODEL_COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd")  # the paper's ResNet blue and ViT red first
 MODEL_MARKERS = ("diamond", "circle", "square", "triangle-up")
+FAMILY_PLACES = {"resnet": 0, "vit": 1, "alternet": 2}  # a family's colour and marker wherever it is drawn
 SHADES = {  # kind: (fill, legend label)
     "msa": ("rgba(128, 128, 128, 0.16)", "MSA block (gray)"),
     "pool": ("rgba(31, 119, 180, 0.16)", "subsampling (blue)"),
@@ -40,6 +43,28 @@ def model_style(slot: int) -> dict:
         "line": {"color": MODEL_COLORS[slot % len(MODEL_COLORS)], "width": 2},
         "marker": {"symbol": MODEL_MARKERS[slot % len(MODEL_MARKERS)], "size": 7},
     }
+
+
+def family_of(result: ModelResult) -> str | None:
+    try:
+        return get_spec(result.name).family
+    except (EngineError, ValueError):
+        return None
+
+
+def model_places(results: list[ModelResult]) -> list[int]:
+    """Each model's colour and marker (its place in MODEL_COLORS and MODEL_MARKERS), decided here for every
+    figure of every tab: by family (a ResNet blue, a ViT red, an AlterNet green, as in the paper), so that a
+    model keeps its colour whatever its position; a second model of a family, or another family, takes the
+    first place still free."""
+    places: list[int] = []
+    for result in results:
+        wanted = FAMILY_PLACES.get(family_of(result))
+        if wanted is None or wanted in places:
+            free = [p for p in range(len(MODEL_COLORS)) if p not in places]
+            wanted = free[0] if free else len(places)
+        places.append(wanted)
+    return places
 
 
 def layout(
@@ -181,7 +206,7 @@ def _by_depth(
     fig = go.Figure()
     y_range = _y_range([values(block) for result in results for block in result.blocks], log_y)
     groups = _shade(fig, results, shaded, y_range, log_y)
-    for slot, (result, group) in enumerate(zip(results, groups)):
+    for result, group, place in zip(results, groups, model_places(results)):
         fig.add_scatter(
             x=[block.normalized_depth for block in result.blocks],
             y=[values(block) for block in result.blocks],
@@ -190,7 +215,7 @@ def _by_depth(
             cliponaxis=False,
             name=model_name(result),
             legendgroup=group,
-            **model_style(slot),
+            **model_style(place),
             hovertemplate=f"{result.label}<br>%{{customdata[0]}} (%{{customdata[1]}})"
             f"<br>depth %{{x:.2f}}<br>{y_title} %{{y:{y_format}}}<extra></extra>",
         )
@@ -228,7 +253,7 @@ def answer_curve(results: list[ModelResult], lenses: list[LogitLensResult | None
     class after every block, against normalized depth; blocks the head cannot read are left as gaps."""
     fig = go.Figure()
     groups = _shade(fig, results, shaded, [0.0, 1.02], False)
-    for slot, (result, lens, group) in enumerate(zip(results, lenses, groups)):
+    for result, lens, group, place in zip(results, lenses, groups, model_places(results)):
         if lens is None:
             continue
         fig.add_scatter(
@@ -240,7 +265,7 @@ def answer_curve(results: list[ModelResult], lenses: list[LogitLensResult | None
             cliponaxis=False,
             name=model_name(result),
             legendgroup=group,
-            **model_style(slot),
+            **model_style(place),
             hovertemplate=f"{result.label}<br>%{{customdata[0]}} (%{{customdata[1]}})<br>depth %{{x:.2f}}"
             f"<br>p({lens.final_label}) %{{y:.3f}}<br>top-1 here: %{{customdata[2]}}<extra></extra>",
         )

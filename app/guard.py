@@ -248,7 +248,8 @@ def _address(event) -> str | None:
 class RequestGuard:
     """ASGI middleware in front of the Gradio app, the one way in for every POST body:
     - a body is read whole within `bodies.seconds` (else 408), and those being read hold at most `bodies.budget`
-      bytes together (a new one past it: 503 with Retry-After); uploads (multipart, to /upload) stream past;
+      bytes together (a new one past it: 503 with Retry-After); uploads (multipart, to /upload) stream past to
+      disk, dropped (408) when they send nothing for `bodies.seconds`;
     - it is parsed as the framework will parse it (json.loads on the bytes: BOMs, UTF-16 and UTF-32 alike); what
       does not parse, or nests deeper than `bodies.nesting`, is refused (400);
     - a request naming a file anywhere outside the upload folder is refused (Gradio would copy such a file into
@@ -265,8 +266,10 @@ class RequestGuard:
         self.reading = 0  # bytes of the bodies being read
 
     async def __call__(self, scope, receive, send) -> None:
-        if scope["type"] != "http" or scope["method"] != "POST" or _streamed(scope):
+        if scope["type"] != "http" or scope["method"] != "POST":
             return await self.app(scope, receive, send)
+        if _streamed(scope):
+            return await self._stream(scope, receive, send)
         body = await self._body(scope, receive, send)
         if body is None:
             return
@@ -327,6 +330,36 @@ class RequestGuard:
             )
         finally:
             self.reading -= held
+
+    async def _stream(self, scope, receive, send) -> None:
+        """Pass an upload on as it arrives (to disk); one that sends nothing for `bodies.seconds` is dropped (408)."""
+        stalled, answered, whole = False, False, False
+
+        async def timed():
+            nonlocal stalled, whole
+            if whole:
+                return await receive()
+            try:
+                async with asyncio.timeout(self.bodies.seconds):
+                    message = await receive()
+            except TimeoutError:
+                stalled = True
+                return {"type": "http.disconnect"}  # the framework drops the upload as if its client had left
+            whole = message["type"] != "http.request" or not message.get("more_body", False)
+            return message
+
+        async def answering(message) -> None:
+            nonlocal answered
+            answered = answered or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, timed, answering)
+        except Exception:
+            if not stalled:
+                raise
+        if stalled and not answered:
+            await _answer(send, 408, self._refused(f"the upload sent nothing for {self.bodies.seconds:g} s"))
 
     async def _over_budget(self, send) -> None:
         message = "the server is receiving too many requests at once; try again in a few seconds"

@@ -311,3 +311,19 @@ def test_hostile_strings_come_back_without_escapes_and_cut_short(server: Server,
     assert "\x1b" not in message and "owned" not in message and "x" * 60 not in message
     (line,) = [line for line in server.log.read_text().splitlines() if "not a model name" in line]
     assert "\x1b" not in line and len(line) < 300
+
+
+def test_a_stalled_upload_is_dropped(server: Server, sample_photo: Path):
+    tracebacks = logged(server, "Traceback")
+    connection = socket.create_connection(("127.0.0.1", int(server.url.rsplit(":", 1)[1])))
+    part = b'--B\r\nContent-Disposition: form-data; name="files"; filename="big.jpg"\r\n\r\n'
+    connection.sendall(
+        b"POST /gradio_api/upload HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=B\r\n"
+        b"Content-Length: 20000000\r\n\r\n" + part + bytes(1_000_000)
+    )
+    started = time.monotonic()
+    head = answer(connection, 2 * BODY_SECONDS + 10)
+    connection.close()
+    assert head.startswith(b"http/1.1 408") and time.monotonic() - started < 2 * BODY_SECONDS + 10, head
+    assert logged(server, "Traceback") == tracebacks
+    assert upload(server.url, "cat.jpg", sample_photo.read_bytes())["path"]  # uploads that arrive still do

@@ -35,6 +35,7 @@ from engine.findings import (
 )
 from engine.images import ImageInput
 from engine.registry import LoadedModel
+from engine.verdicts import figure_verdicts
 
 from .service import Report, Service, on_model_thread
 
@@ -148,7 +149,8 @@ def caption(name: str, section: dict | None, recomputed: bool = False) -> str:
         stored = f"stored on {section.get('date', '?')}; `{remake(name, section)}` remakes it"
         origin = "recomputed in this session" if recomputed else stored
         notes = [f"\n{section['images']} images of the bundled CIFAR-10 {split} subset; {origin}."]
-    return "\n".join([*lines, *notes, *outdated_note(name, section)])
+    verdicts = [f"- {v.inline()}" for v in figure_verdicts(name, section)]
+    return "\n".join([*verdicts, "", *lines, *notes, *outdated_note(name, section)])
 
 
 def outdated_note(name: str, section: dict) -> list[str]:

@@ -68,3 +68,127 @@ class Evidence:
             distances[0] if distances else None,
             distances[-1] if distances else None,
         )
+
+
+# Verdicts: the paper's claims against what is measured here, one rule each, for every place that says whether a
+# claim holds (README claims table, bench/paper_claims.py, the tour, the AlterNet tab, the Paper figures tab).
+
+HOLDS, FAILS, NO_DIFFERENCE, NOT_TESTED = "holds", "does not hold", "no difference detected", "not tested"
+APART = "architecture alone, not a test of the claim"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One claim: what the paper says, the rule applied, what is seen here, the outcome and one number."""
+
+    claim: str  # short, for a table row
+    figure: str  # "Fig 9"
+    paper: str  # the paper's statement
+    rule: str  # when it counts as holding here
+    here: str  # the observation, with its numbers
+    outcome: str  # HOLDS, FAILS, NO_DIFFERENCE or NOT_TESTED
+    number: str  # the one number for the short table
+    apart: str = ""  # random-weight models, shown apart: the architecture alone
+
+    @property
+    def holds(self) -> bool | None:
+        return {HOLDS: True, FAILS: False}.get(self.outcome)
+
+    def line(self) -> str:
+        """'The paper: ... · Here: ... · Verdict: does not hold (numbers)'."""
+        text = f"The paper: {self.paper} · Here: {self.here} · Verdict: {self.outcome} ({self.number})"
+        return f"{text} · Rule: {self.rule}" + (f" · {self.apart}" if self.apart else "")
+
+    def inline(self) -> str:
+        """The same in one Markdown line, for a caption under a figure."""
+        text = f"**The paper** ({self.figure}): {self.paper} · **Here**: {self.here} · "
+        text += f"**Verdict: {self.outcome}** ({self.number}; rule: {self.rule})"
+        return text + (f" · *{self.apart}*" if self.apart else "")
+
+    def markdown(self) -> str:
+        """The same on separate lines, for the app."""
+        mark = {HOLDS: "✅", FAILS: "❌", NO_DIFFERENCE: "➖", NOT_TESTED: "·"}[self.outcome]
+        lines = [
+            f"**The paper** ({self.figure}): {self.paper}",
+            f"**Here**: {self.here}",
+            f"**Verdict**: {mark} {self.outcome} ({self.number}). Rule: {self.rule}.",
+        ]
+        if self.apart:
+            lines.append(f"*{self.apart}*")
+        return "\n\n".join(lines)
+
+
+@dataclass(frozen=True)
+class Counted:
+    """One model's unit counts (an Evidence on the results on screen, or a stored unit_spread.UnitSpread)."""
+
+    label: str
+    random: bool
+    counts: object  # has msa_lower_variance, others_raise_variance, ... each with .changed and .units
+
+
+UNIT_CLAIMS = {  # (value, which units): (claim, figure, the paper's statement, the count's attribute, verb)
+    ("variance", "msa"): (
+        "MSAs lower the feature-map variance",
+        "Fig 9",
+        "MSAs ensemble feature maps: they lower the feature-map variance",
+        "msa_lower_variance",
+        "MSA units lower it",
+    ),
+    ("variance", "others"): (
+        "Convs raise the feature-map variance",
+        "Fig 9",
+        "Convs (and MLPs) raise the feature-map variance",
+        "others_raise_variance",
+        "Conv/MLP units raise it",
+    ),
+    ("high_freq", "msa"): (
+        "MSAs are low-pass filters",
+        "Fig 8",
+        "MSAs reduce high-frequency signals: they lower the high-frequency Δ log amplitude",
+        "msa_lower_high_frequency",
+        "MSA units lower it",
+    ),
+    ("high_freq", "others"): (
+        "Convs are high-pass filters",
+        "Fig 8",
+        "Convs (and MLPs) amplify high frequencies: they raise the high-frequency Δ log amplitude",
+        "others_raise_high_frequency",
+        "Conv/MLP units raise it",
+    ),
+}
+
+
+def _told(count) -> str:
+    return count.spread() if hasattr(count, "spread") else str(count)
+
+
+def unit_verdict(models: list[Counted], value: str, which: str) -> Verdict:
+    """Figs 8 ('high_freq') and 9 ('variance'), for MSA units ('msa') or Conv/MLP units ('others'): holds where,
+    in every trained model that has such units, most of them change the value the paper's way on the mean over
+    the images. Random-weight models are listed apart and never counted."""
+    claim, figure, paper, attribute, verb = UNIT_CLAIMS[(value, which)]
+    rule = f"in every trained model, most {verb.split(' units')[0]} units {verb.split('units ')[1]} (image mean)"
+    seen, apart, holds = [], [], True
+    for model in models:
+        count = getattr(model.counts, attribute)
+        if not count.units:
+            continue
+        text = f"{model.label} {_told(count)}"
+        if model.random:
+            apart.append(text)
+            continue
+        holds = holds and count.changed * 2 > count.units
+        seen.append(text)
+    shown = f"{', '.join(apart)}: random weights, {APART}" if apart else ""
+    if not seen:
+        return Verdict(claim, figure, paper, rule, f"no trained model with such units: {verb}", NOT_TESTED, "-", shown)
+    changed = sum(getattr(m.counts, attribute).changed for m in models if not m.random)
+    units = sum(getattr(m.counts, attribute).units for m in models if not m.random)
+    here = f"{verb} in: " + "; ".join(seen)
+    number = f"{changed} of {units} units over {len(seen)} model{'s' * (len(seen) > 1)}"
+    return Verdict(claim, figure, paper, rule, here, HOLDS if holds else FAILS, number, shown)
+
+
+def unit_verdicts(models: list[Counted]) -> list[Verdict]:
+    return [unit_verdict(models, value, which) for value, which in UNIT_CLAIMS]

@@ -13,11 +13,13 @@ steps of Fig 12a (`step0`, the PreAct ResNet, to `step6`, the paper's AlterNet) 
 
 from __future__ import annotations
 
+import base64
 import time
 from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
+import torch
 
 from .analyses import corruption, hessian, landscape, lesion, noise, similarity
 from .analyses.base import ModelAnalysis, Progress
@@ -231,3 +233,34 @@ def compute(
         if stored:
             stored(section)
     return section
+
+
+def corruption_correct(models: dict[str, LoadedModel], section: dict) -> dict[str, np.ndarray]:
+    """Per member, which of Fig 12b's corrupted images it classifies correctly: bits in the order corruption,
+    severity, image, on the images and settings of the stored `section` (each corrupted copy made once, as
+    CorruptionRobustness makes it, and shown to every model), for paired comparisons (engine.paired)."""
+    from .analyses.corruption import CorruptionRobustness, corrupt, corruption_rng
+
+    images, labels = FINDINGS["corruption"].data(section["images"])
+    first = next(iter(section["models"].values()))["result"]
+    judges = {
+        key: CorruptionRobustness(model, first["corruptions"], first["severities"]) for key, model in models.items()
+    }
+    truth = torch.as_tensor(labels)
+    hits: dict[str, list[np.ndarray]] = {key: [] for key in models}
+    for name in first["corruptions"]:
+        for severity in first["severities"]:
+            rng = corruption_rng(0, name, severity)
+            corrupted = [corrupt(image, name, severity, rng) for image in images]
+            for key, judge in judges.items():
+                hits[key].append((judge._predict(corrupted).cpu() == truth).numpy())
+    return {key: np.concatenate(parts) for key, parts in hits.items()}
+
+
+def pack_bits(correct: np.ndarray) -> str:
+    """Bits as base64 text, for the JSON store."""
+    return base64.b64encode(np.packbits(np.asarray(correct, bool)).tobytes()).decode("ascii")
+
+
+def unpack_bits(text: str, count: int) -> np.ndarray:
+    return np.unpackbits(np.frombuffer(base64.b64decode(text), np.uint8), count=count).astype(bool)

@@ -69,3 +69,31 @@ def test_counts_on_a_real_model_match_a_count_by_hand(photos):
     hand = sum(v[i] < v[i - 1] for i, b in enumerate(real.blocks) if b.kind == "msa")
     assert Evidence.of(real).msa_lower_variance == Count(hand, sum(b.kind == "msa" for b in real.blocks))
     assert f"MSA units lowered it in {hand} of 8" in variance_here([real])
+
+
+def test_engine_verdicts_state_rule_and_observation_apart_and_never_count_random_weights():
+    from engine.claims import FAILS, HOLDS, NOT_TESTED, Counted, unit_verdict
+
+    holds = Evidence.of(result(KINDS, [1, 0.5, 2, 1, 3, 5, 4], [0, -1, 1, 0, 2, 3, 1]))
+    fails = Evidence.of(result(KINDS, [1, 2, 1, 3, 2, 1, 5], [0, 1, 0, 1, 0, 0, 2]))
+    trained, random = Counted("Trained", False, holds), Counted("Random", True, fails)
+    verdict = unit_verdict([trained, random], "variance", "msa")
+    assert verdict.outcome == HOLDS and "Trained 3 of 3" in verdict.here and "Random" not in verdict.here
+    assert verdict.apart == "Random 0 of 3: random weights, architecture alone, not a test of the claim"
+    line = verdict.line()
+    assert line.startswith("The paper: MSAs ensemble feature maps") and " · Here: MSA units lower it in: " in line
+    assert " · Verdict: holds (3 of 3 units over 1 model) · Rule: in every trained model, most MSA units lower" in line
+    assert unit_verdict([Counted("Trained", False, fails)], "variance", "msa").outcome == FAILS
+    alone = unit_verdict([random], "variance", "msa")  # random weights only: nothing is tested
+    assert alone.outcome == NOT_TESTED and alone.apart and alone.holds is None
+
+
+def test_the_tour_verdict_shows_random_weights_apart(photos):
+    from app.views.evidence import unit_verdict as shown_verdict
+
+    holds = result(KINDS, [1, 0.5, 2, 1, 3, 5, 4], [0, -1, 1, 0, 2, 3, 1])
+    fails = result(KINDS, [1, 2, 1, 3, 2, 1, 5], [0, 1, 0, 1, 0, 0, 2], random=True)
+    said = shown_verdict([holds, fails], "variance")
+    assert said.holds is True and "**Verdict**: ✅ holds" in said.text  # the random model fails but is not counted
+    assert "*Toy 0 of 3: random weights, architecture alone, not a test of the claim*" in said.text
+    assert shown_verdict([fails], "variance").holds is None

@@ -1,0 +1,62 @@
+"""The claims tables, generated from the stored results in assets/ (engine.verdicts): the README's short one
+(claim, figure, verdict here, one number) and the full one for docs/training.md (the paper's statement, the rule,
+what is seen here).
+
+    python scripts/claims_table.py            # the short table
+    python scripts/claims_table.py --full     # the full table
+    python scripts/claims_table.py --write    # replace the text between the markers in README.md / docs/training.md
+
+Each document holds its table between `<!-- claims:start -->` and `<!-- claims:end -->`; tests/test_claims_table.py
+checks that it equals what this prints.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from engine.verdicts import all_verdicts, full_table, short_table  # noqa: E402
+
+START, END = "<!-- claims:start -->", "<!-- claims:end -->"
+DOCUMENTS = {REPO / "README.md": "short", REPO / "docs" / "training.md": "full"}
+
+
+def tables() -> dict[str, str]:
+    verdicts = all_verdicts()
+    return {"short": short_table(verdicts), "full": full_table(verdicts)}
+
+
+def marked(text: str) -> str | None:
+    """The text between the markers (without the newlines next to them), or None without markers."""
+    if START not in text or END not in text:
+        return None
+    return text.split(START, 1)[1].split(END, 1)[0].strip("\n")
+
+
+def replaced(text: str, table: str) -> str:
+    head, rest = text.split(START, 1)
+    return f"{head}{START}\n{table}\n{END}{rest.split(END, 1)[1]}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--full", action="store_true", help="the full table, for docs/training.md")
+    parser.add_argument("--write", action="store_true", help="write the tables between the documents' markers")
+    args = parser.parse_args(argv)
+    made = tables()
+    if not args.write:
+        print(made["full" if args.full else "short"])
+        return 0
+    for path, kind in DOCUMENTS.items():
+        if path.is_file() and marked(text := path.read_text()) is not None:
+            path.write_text(replaced(text, made[kind]))
+            print(f"{path.relative_to(REPO)}: the {kind} claims table written")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -4,6 +4,13 @@ them), for any model: CNNs, ViTs and hybrids alike.
     result = IntegratedGradients(model, steps=32).attribute(image)      # AttributionMap for the top-1 class
     result = Occlusion(model).attribute(image, 281)                     # ... or for class 281
     METHODS["SmoothGrad"](model).attribute(image)                       # by the name the app shows
+    estimate(Occlusion(model)).text                                     # "about 4 s", before starting it
+
+The defaults are sized to finish within about 5 s on ResNet-50 and ViT-S/16 (224 px) on two CPU cores:
+IG_STEPS path points, SMOOTHGRAD_SAMPLES noisy copies, Occlusion's 6 x 6 overlapping windows at 224 px
+(`occlusion_grid`). Finer maps on request: `steps`, `samples`, `window`, `stride`. Each method's `cost()`
+counts the images it sends through the model (forward only, or forward and backward); `estimate` turns that
+into seconds from this model's measured per-image times (`pass_seconds`), kept up to date by every map made.
 
 Each returns an AttributionMap: an (H, W) map in [0, 1] on the model's input grid, the class it explains,
 and the signed per-pixel attributions before scaling (`raw`). Channels are reduced as each method's
@@ -18,7 +25,10 @@ R <- R + mean_heads((dy/dA * A)^+) R, and reads the CLS row over the patches.
 from __future__ import annotations
 
 import math
+import time
+import weakref
 from abc import abstractmethod
+from dataclasses import dataclass
 from typing import Callable, ClassVar
 
 import numpy as np
@@ -54,6 +64,95 @@ def patch_size(model: LoadedModel) -> int | None:
     return int(size[0] if isinstance(size, (tuple, list)) else size)
 
 
+IG_STEPS = 8  # Integrated Gradients' default path points
+SMOOTHGRAD_SAMPLES = 8  # SmoothGrad's default noisy copies
+OCCLUSION_STRIDES = 7  # Occlusion's default stride: about 1/7 of the input side (32 px at 224 px)
+BACKWARD_RATIO = 3.0  # a forward with a backward pass against a forward pass alone, until measured
+
+
+@dataclass(frozen=True)
+class Cost:
+    """The model work one map takes: images through a forward pass only, images through a forward and a
+    backward pass, and model calls (the steps its progress counts). Finding the top-1 class (no class
+    given) adds one forward pass of one image."""
+
+    forward: int
+    backward: int
+    passes: int
+
+
+@dataclass
+class PassSeconds:
+    """Seconds per image of one model on this machine: a forward pass alone, and a forward with a backward."""
+
+    forward: float
+    backward: float
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """How long a map is expected to take: its cost at this model's measured seconds per image."""
+
+    cost: Cost
+    seconds: float
+
+    @property
+    def text(self) -> str:
+        """For the page: "under a second", "about 4 s", "about 2 min"."""
+        if self.seconds < 1:
+            return "under a second"
+        if self.seconds < 90:
+            return f"about {round(self.seconds)} s"
+        return f"about {round(self.seconds / 60)} min"
+
+
+_SECONDS: weakref.WeakKeyDictionary[torch.nn.Module, PassSeconds] = weakref.WeakKeyDictionary()
+
+
+def pass_seconds(model: LoadedModel) -> PassSeconds:
+    """`model`'s seconds per image here: the latest map's, or (before any) one black image timed through a
+    forward pass, then a forward and a backward pass to the input (not counted in `forward_passes`)."""
+    known = _SECONDS.get(model.module)
+    if known is None:
+        size = model_input_size(model)
+        x = torch.zeros(1, 3, size, size, device=model.device)
+        start = time.perf_counter()
+        with torch.no_grad():
+            model.module(x)
+        forward = time.perf_counter() - start
+        x.requires_grad_()
+        start = time.perf_counter()
+        with torch.enable_grad():
+            torch.autograd.grad(model.module(x)[0, 0].float(), x)
+        known = _SECONDS[model.module] = PassSeconds(forward, time.perf_counter() - start)
+    return known
+
+
+def learn_seconds(model: LoadedModel, cost: Cost, seconds: float) -> None:
+    """Take `model`'s seconds per image from a map of `cost` that took `seconds` (its estimate now says
+    `seconds`): a rate it did not exercise is kept, or set at BACKWARD_RATIO; both scale when it had both."""
+    known = _SECONDS.get(model.module)
+    if cost.backward == 0:
+        forward = seconds / max(cost.forward, 1)
+        backward = known.backward if known else BACKWARD_RATIO * forward
+    elif cost.forward == 0:
+        backward = seconds / cost.backward
+        forward = known.forward if known else backward / BACKWARD_RATIO
+    else:
+        forward, backward = (known.forward, known.backward) if known else (1.0, BACKWARD_RATIO)
+        scale = seconds / (cost.forward * forward + cost.backward * backward)
+        forward, backward = forward * scale, backward * scale
+    _SECONDS[model.module] = PassSeconds(forward, backward)
+
+
+def estimate(analysis: ModelAnalysis) -> Estimate:
+    """How long `analysis` (any method of METHODS, with its settings) is expected to take on its model;
+    times the model on one image first when no map of it has been made yet (call it on the model's thread)."""
+    cost = analysis.cost() if hasattr(analysis, "cost") else Cost(0, 1, 1)  # Grad-CAM: one backward pass
+    per_image = pass_seconds(analysis.model)
+    return Estimate(cost, cost.forward * per_image.forward + cost.backward * per_image.backward)
+
+
 class InputAttribution(ModelAnalysis):
     """A map over the input pixels for one image and one class; subclasses give `_attribute`."""
 
@@ -67,9 +166,13 @@ class InputAttribution(ModelAnalysis):
         """Why the method does not apply to `model`, or None when it does."""
         return None
 
+    def cost(self) -> Cost:
+        """The model work of one map for a given class (one backward pass; overridden)."""
+        return Cost(0, 1, 1)
+
     def _calls(self) -> int:
-        """How many forward passes the method makes (for progress)."""
-        return 1
+        """How many model calls the method makes (for progress)."""
+        return self.cost().passes
 
     @abstractmethod
     def _attribute(self, x: torch.Tensor, target: int, forward: Callable) -> tuple[torch.Tensor, float | None]:
@@ -114,8 +217,10 @@ class InputAttribution(ModelAnalysis):
         classes = len(self.model.spec.labels())
         if not 0 <= target < classes:
             raise EngineError(f"class {target} is out of range: {self.model.spec.label} has {classes} classes")
+        start = time.perf_counter()
         with torch.enable_grad():
             attributions, delta = self._attribute(x, target, forward)
+        learn_seconds(self.model, self.cost(), time.perf_counter() - start)
         raw = self._reduce(attributions.detach()[0].float()).cpu()
         shown = self._shown(raw)
         peak = float(shown.max())
@@ -147,14 +252,16 @@ class SmoothGrad(_Gradients):
 
     method = "SmoothGrad"
 
-    def __init__(self, model: LoadedModel, samples: int = 16, noise: float = 0.15, batch_size: int = 8) -> None:
+    def __init__(
+        self, model: LoadedModel, samples: int = SMOOTHGRAD_SAMPLES, noise: float = 0.15, batch_size: int = 8
+    ) -> None:
         if samples < 1:
             raise EngineError(f"SmoothGrad needs at least 1 sample, not {samples}")
         super().__init__(model, batch_size)
         self.samples, self.noise = samples, noise
 
-    def _calls(self) -> int:
-        return math.ceil(self.samples / self.batch_size)
+    def cost(self) -> Cost:
+        return Cost(0, self.samples, math.ceil(self.samples / self.batch_size))
 
     def _attribute(self, x, target, forward):
         tunnel = attr.NoiseTunnel(attr.Saliency(forward))
@@ -178,14 +285,14 @@ class IntegratedGradients(InputAttribution):
 
     method = "Integrated Gradients"
 
-    def __init__(self, model: LoadedModel, steps: int = 32, batch_size: int = 16) -> None:
+    def __init__(self, model: LoadedModel, steps: int = IG_STEPS, batch_size: int = 8) -> None:
         if steps < 2:
             raise EngineError(f"Integrated Gradients needs at least 2 steps, not {steps}")
         super().__init__(model, batch_size)
         self.steps = steps
 
-    def _calls(self) -> int:
-        return math.ceil(self.steps / self.batch_size) + 2  # the path, then f(x) and f(black) for the delta
+    def cost(self) -> Cost:  # the path, then f(x) and f(black) for the delta
+        return Cost(2, self.steps, math.ceil(self.steps / self.batch_size) + 2)
 
     def _attribute(self, x, target, forward):
         ig = attr.IntegratedGradients(forward)
@@ -200,29 +307,35 @@ class IntegratedGradients(InputAttribution):
         return values, float(delta.abs().max())
 
 
-MAX_SIDE = 14  # Occlusion windows per side at most for patch models (ViT-S/16's token grid)
+def occlusion_grid(model: LoadedModel) -> tuple[int, int]:
+    """Occlusion's default (window, stride) in pixels: a stride of about 1/OCCLUSION_STRIDES of the input (whole
+    patches for ViT-like models, aligned to their token grid), windows of about two strides that together
+    cover the input: 64 and 32 px at 224 px (6 x 6 windows), 8 and 4 px at 32 px (7 x 7)."""
+    size, patch = model_input_size(model), patch_size(model) or 1
+    stride = max(patch, size // OCCLUSION_STRIDES // patch * patch)
+    per_side = max(1, (size - stride) // stride)
+    return size - (per_side - 1) * stride, stride
 
 
 class Occlusion(InputAttribution):
-    """The drop of the class's logit when a window of the input is blacked out, window by window: for
-    ViT-like models windows of whole patches, stride one window (aligned to their token grid; one patch
-    each unless that makes more than MAX_SIDE per side), else windows of 1/8 of the input with half-window
-    strides; `batch_size` occluded copies per pass."""
+    """The drop of the class's logit when a window of the input is blacked out, window by window; by default
+    the `occlusion_grid` (overlapping windows), finer on request (`window` and `stride` in pixels; a window
+    alone gets half-window strides); `batch_size` occluded copies per pass."""
 
     method = "Occlusion"
 
-    def __init__(self, model: LoadedModel, window: int | None = None, stride: int | None = None, batch_size: int = 32):
+    def __init__(self, model: LoadedModel, window: int | None = None, stride: int | None = None, batch_size: int = 8):
         super().__init__(model, batch_size)
-        patch, size = patch_size(model), model_input_size(model)
-        if patch:  # whole patches, as many as keep the windows to MAX_SIDE per side (Swin's 4 px patches: 4x4)
-            patch *= math.ceil(size / patch / MAX_SIDE)
-        self.window = window or patch or max(2, size // 8)
-        self.stride = stride or (patch if window is None and patch else max(1, self.window // 2))
+        size = model_input_size(model)
+        default_window, default_stride = occlusion_grid(model)
+        self.window = window or default_window
+        self.stride = stride or (default_stride if window is None else max(1, self.window // 2))
+        if not 1 <= self.window <= size or not 1 <= self.stride <= size:
+            raise EngineError(f"Occlusion's window and stride are 1 to {size} px, not {self.window} and {self.stride}")
 
-    def _calls(self) -> int:
-        size = model_input_size(self.model)
-        per_side = (size - self.window) // self.stride + 1
-        return math.ceil(per_side**2 / self.batch_size) + 1
+    def cost(self) -> Cost:  # the clean input, then the occluded copies
+        per_side = (model_input_size(self.model) - self.window) // self.stride + 1
+        return Cost(per_side**2 + 1, 0, math.ceil(per_side**2 / self.batch_size) + 1)
 
     def _attribute(self, x, target, forward):
         occlusion = attr.Occlusion(forward)
@@ -251,6 +364,9 @@ class GradientAttention(ModelAnalysis):
 
     def __init__(self, model: LoadedModel) -> None:
         super().__init__(model, batch_size=1)
+
+    def cost(self) -> Cost:
+        return Cost(0, 1, 1)
 
     @classmethod
     def unsupported(cls, model: LoadedModel) -> str | None:
@@ -289,6 +405,7 @@ class GradientAttention(ModelAnalysis):
             fused.append((attn, attn.fused_attn))
             attn.fused_attn = False  # timm's explicit path forms the softmax, at attn_drop
             handles.append(attn.attn_drop.register_forward_hook(keep))
+        start = time.perf_counter()
         try:
             with torch.enable_grad():
                 logits = self.forward(x)[0].float()
@@ -301,6 +418,7 @@ class GradientAttention(ModelAnalysis):
                 handle.remove()
             for attn, was in fused:
                 attn.fused_attn = was
+        learn_seconds(self.model, self.cost(), time.perf_counter() - start)
         n = probs[0].shape[-1]
         relevance = torch.eye(n)
         for a, grad in zip(probs, grads):

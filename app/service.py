@@ -8,10 +8,14 @@ from __future__ import annotations
 
 import contextvars
 import functools
+import inspect
+import logging
 import os
 import re
+import tempfile
 import threading
 import time
+import weakref
 import zipfile
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
@@ -26,15 +30,28 @@ import engine
 from app.guard import Uploads, model_names, refuse, stoppable
 from app.views.units import unit_label
 from engine.analyses.attributions import METHODS, IntegratedGradients, unsupported
-from engine.analyses.dataset_curves import DatasetCurves, image_names
+from engine.analyses.dataset_curves import IMAGE_SUFFIXES, DatasetCurves, image_names
 from engine.analyses.logit_lens import LogitLens, LogitLensResult
-from engine.errors import shown
+from engine.budget import (
+    Footprint,
+    TooLarge,
+    amount,
+    bytes_at,
+    check_time,
+    footprint,
+    give_back,
+    limit_arenas,
+    request_budget,
+    sized_batch,
+)
+from engine.errors import ImageError, shown
 from engine.images import ImageInput
 from engine.models import CHECKPOINTS, auto_weights, bundled_names
 from engine.registry import resolve_device
 from engine.results import Analysis, AttributionMap, ModelResult
 from engine.weights import hub_reachable
 from engine.weights_choice import Weights
+from engine.zip_images import unpack_images
 
 DEFAULT_MODELS = ("resnet50", "vit_small_patch16_224")  # online: the pretrained ImageNet pair
 OFFLINE_MODELS = ("preact_resnet", "alternet", "vit_cifar")  # offline: the CIFAR-10 models trained for this app
@@ -44,13 +61,18 @@ MAX_DATASET_BYTES = 50 * 2**20
 MAX_PARAMETERS = int(os.environ.get("VIT_EXPLORER_MAX_PARAMS", 350_000_000))  # ViT-L/16 has 304 M
 MAX_CACHED_BYTES = int(float(os.environ.get("VIT_EXPLORER_CACHE_MB", 3000)) * 2**20)  # loaded models' weights kept
 MAX_MEGAPIXELS = float(os.environ.get("VIT_EXPLORER_MAX_MEGAPIXELS", 200))  # decoded per dataset request
-REQUEST_SECONDS = float(os.environ.get("VIT_EXPLORER_REQUEST_SECONDS", 300))  # a dataset request stops past this
+MAX_UNPACKED_BYTES = int(float(os.environ.get("VIT_EXPLORER_ZIP_MB", 1000)) * 2**20)  # a ZIP's images, unpacked
+REQUEST_SECONDS = float(os.environ.get("VIT_EXPLORER_REQUEST_SECONDS", 300))  # a dataset request stops past this,
+# and a map expected to take longer (from its model's timed pass) is refused
 AUTO = "auto"  # pretrained online; offline, bundled checkpoints where they exist, else random
 WEIGHT_MODES = (AUTO, "pretrained", "random")
 WEIGHT_LABELS = {AUTO: "trained where available", "pretrained": "pretrained only", "random": "random (seeded)"}
 SAMPLES = sorted((Path(__file__).resolve().parent.parent / "assets" / "samples").glob("*.jpg"))
 
+IG_DEFAULT_STEPS = inspect.signature(IntegratedGradients).parameters["steps"].default  # the engine's default
+MAX_IG_STEPS = 256  # Integrated Gradients' path points at most (the page's slider ends at 128)
 MODEL_THREAD = "models"
+log = logging.getLogger("vit_explorer")
 Report = Callable[[float, str], None]
 Options = tuple[tuple[str, object], ...]
 Method = TypeVar("Method", bound=Callable[..., Any])
@@ -69,6 +91,27 @@ def picked_models(checked: list[str], typed: str | None) -> list[str]:
     """The models to compare: those checked, then any timm names typed (comma- or space-separated)."""
     typed_names = [name for name in re.split(r"[,\s]+", typed or "") if name]
     return list(dict.fromkeys([*checked, *typed_names]))
+
+
+def whole(value: object, what: str) -> int:
+    """`value` as an int (an int, or a float or string holding one); Refused naming `what` otherwise."""
+    try:
+        number = int(value) if isinstance(value, (int, np.integer, str)) else int(float(value))  # type: ignore[arg-type]
+        if isinstance(value, float) and number != value:
+            raise ValueError
+    except (TypeError, ValueError, OverflowError):
+        raise refuse(f"{what} must be a whole number, not '{shown(value, 20)}'", "not a whole number") from None
+    return number
+
+
+def ig_steps(steps: object) -> int:
+    """Integrated Gradients' path points, 2 to MAX_IG_STEPS; Refused otherwise."""
+    number = whole(steps, "the number of steps")
+    if not 2 <= number <= MAX_IG_STEPS:
+        raise refuse(
+            f"Integrated Gradients takes 2 to {MAX_IG_STEPS} steps, not {shown(number, 20)}", "steps out of range"
+        )
+    return number
 
 
 def switched_off(indices: list[int]) -> str:
@@ -148,10 +191,12 @@ class Service:
     _evicted_passes: int = 0
     _unsupported: dict[tuple[str, str], str | None] = field(default_factory=dict)  # (model, method): reason
     _worker: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(1, thread_name_prefix=MODEL_THREAD))
+    _footprints: weakref.WeakKeyDictionary[Any, Footprint] = field(default_factory=weakref.WeakKeyDictionary)
 
     @classmethod
     def start(cls, **kwargs) -> Service:
         """A service whose hub check (at most a few seconds) runs in the background."""
+        limit_arenas()
         service = cls(**kwargs)
         service._probe = threading.Thread(target=lambda: service._online.append(hub_reachable()), daemon=True)
         service._probe.start()
@@ -261,6 +306,7 @@ class Service:
         for i, loaded, chosen in models:
             report((i + 0.5) / len(names), f"Running {loaded.spec.label}")
             runs.append(self._run(loaded, picture, chosen))
+        give_back()
         report(1.0, "Done")
         return runs
 
@@ -305,24 +351,59 @@ class Service:
 
     @on_model_thread
     def attribution(
-        self, run: ModelRun, method: str, target: int, steps: int = 32, report: Report | None = None
+        self, run: ModelRun, method: str, target: int, steps: int | None = None, report: Report | None = None
     ) -> AttributionMap:
         """`method`'s map of `run` (its photo, model and lesion) for class `target`: computed once, then kept
-        on the run. Raises EngineError for a method that does not apply, with the reason."""
-        key = (method, int(target), int(steps) if method == IntegratedGradients.method else 0)
+        on the run; `steps` for Integrated Gradients (None: the engine's default). Refused for a class or steps out
+        of range, or a map over the request's memory or time budget (its internal batch is sized to fit first);
+        EngineError for a method that does not apply, with the reason."""
+        cls = METHODS.get(method)
+        if cls is None:
+            raise refuse(f"no attribution method '{shown(method)}': one of {', '.join(METHODS)}", "unknown method")
+        steps = IG_DEFAULT_STEPS if steps is None else steps
+        key = (method, whole(target, "the class"), ig_steps(steps) if cls is IntegratedGradients else 0)
         if key not in run.maps:
             loaded = self.load(run.result.name, run.weights)
-            cls = METHODS.get(method)
-            if cls is None:
-                raise refuse(f"no attribution method '{shown(method)}': one of {', '.join(METHODS)}", "unknown method")
+            classes = len(loaded.spec.labels())
+            if not 0 <= key[1] < classes:
+                raise refuse(
+                    f"class {shown(key[1], 20)} is out of range: {loaded.spec.label} has classes 0 to {classes - 1}",
+                    "class out of range",
+                )
             analysis = cls(loaded, steps=key[2]) if cls is IntegratedGradients else cls(loaded)
+            if not hasattr(analysis, "batch_size"):
+                raise refuse(f"{method} has no internal batch to size", "unsized method")
+            asked, need, budget = analysis.batch_size, self.footprint(loaded), request_budget()
+            try:
+                analysis.batch_size = sized_batch(analysis, need, budget)
+                check_time(analysis, need, REQUEST_SECONDS)
+            except TooLarge as exc:
+                raise refuse(str(exc), "map over the memory budget") from None
+            log.info(
+                "%s on %s: internal batch %d of %d, ~%s within %s",
+                method,
+                loaded.name,
+                analysis.batch_size,
+                asked,
+                amount(bytes_at(analysis, need, analysis.batch_size)),
+                amount(budget),
+            )
 
             def progress(done: int, total: int, report: Report = stoppable(report)) -> None:
                 report(done / total, f"{method}: {done}/{total} passes")
 
-            with engine.Lesion(loaded, run.lesion):
-                run.maps[key] = analysis.attribute(run.picture, int(target), progress)
+            try:
+                with engine.Lesion(loaded, run.lesion):
+                    run.maps[key] = analysis.attribute(run.picture, key[1], progress)
+            finally:
+                give_back()
         return run.maps[key]
+
+    def footprint(self, loaded: engine.LoadedModel) -> Footprint:
+        """What one image costs `loaded` in memory (engine.budget), measured once per loaded model."""
+        if loaded.module not in self._footprints:
+            self._footprints[loaded.module] = footprint(loaded)
+        return self._footprints[loaded.module]
 
     def _run(self, loaded: engine.LoadedModel, picture: Image.Image, weights: Weights) -> ModelRun:
         result = engine.Analyzer(loaded).attribute([picture])
@@ -343,8 +424,8 @@ class Service:
         Raises ValueError (Refused) for a file not uploaded, not a ZIP, too large, or with too many images or pixels;
         unreadable members are skipped, and named once.
         """
+        deadline = time.monotonic() + REQUEST_SECONDS  # from before the first byte of the ZIP is read
         archive = self.upload(archive, "the ZIP")
-        deadline = time.monotonic() + REQUEST_SECONDS
         report = stoppable(report)  # stops here once the request is abandoned
         names = model_names(names, MAX_MODELS)
         models = self._each_model(names, weights, report)
@@ -356,25 +437,37 @@ class Service:
                 f"{MAX_DATASET_BYTES // 2**20} MB (python -m engine curves has no limit)",
                 "ZIP too large",
             )
-        count = len(image_names(archive))
-        if count > MAX_DATASET_IMAGES:
+        members = image_names(archive)
+        if not members:
+            raise refuse(f"the ZIP holds no images ({', '.join(sorted(IMAGE_SUFFIXES))})", "no images")
+        if len(members) > MAX_DATASET_IMAGES:
             raise refuse(
-                f"the ZIP holds {count} images; the app measures at most {MAX_DATASET_IMAGES} "
+                f"the ZIP holds {len(members)} images; the app measures at most {MAX_DATASET_IMAGES} "
                 "(python -m engine curves --data takes any number)",
                 "too many images",
             )
-        results, skipped = [], {}
-        for i, loaded, _ in models:
-            label = loaded.spec.label
+        with tempfile.TemporaryDirectory(prefix="vit-explorer-zip-") as folder:
+            try:  # each image unpacked once for every pass and model, within one budget and the deadline
+                unpacked = unpack_images(archive, members, Path(folder), MAX_UNPACKED_BYTES, deadline)
+            except ImageError as exc:
+                raise refuse(str(exc), "a ZIP") from None
+            if not unpacked.files:
+                raise refuse(f"none of the ZIP's {len(members)} images could be read", "no readable images")
+            results, skipped = [], dict.fromkeys(unpacked.skipped)
+            try:
+                for i, loaded, _ in models:
+                    label = loaded.spec.label
 
-            def progress(done: int, total: int, i=i, label=label) -> None:
-                report((i + done / total) / len(names), f"{label}: {done} of {total} images")
+                    def progress(done: int, total: int, i=i, label=label) -> None:
+                        report((i + done / total) / len(names), f"{label}: {done} of {total} images")
 
-            measured = DatasetCurves(loaded, batch_size=16).attribute(
-                archive, progress=progress, deadline=deadline, max_pixels=int(MAX_MEGAPIXELS * 1e6)
-            )
-            skipped |= dict.fromkeys(measured.skipped)
-            results.append(replace(measured.model, label=f"{label} · {measured.model.images} images"))
+                    measured = DatasetCurves(loaded, batch_size=16).attribute(
+                        unpacked.folder, progress=progress, deadline=deadline, max_pixels=int(MAX_MEGAPIXELS * 1e6)
+                    )
+                    skipped |= dict.fromkeys(unpacked.files[file] for file in measured.skipped)
+                    results.append(replace(measured.model, label=f"{label} · {measured.model.images} images"))
+            finally:
+                give_back()
         report(1.0, "Done")
         return ZipCurves(results, list(skipped))
 

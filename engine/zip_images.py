@@ -1,16 +1,19 @@
 """Reading images out of a ZIP without trusting it: each member's declared size and compression ratio
 are checked before it is read, members are streamed with a cap, and a member that is encrypted, corrupt
 or packed with an unsupported method is refused with its name and the reason (the caller skips it).
-A pixel budget bounds the decoding work of a whole request.
+A pixel budget bounds the decoding work of a whole request. `unpack_images` reads a request's images once,
+refusing directories that list a member twice or point two members at one copy, within a budget of unpacked
+bytes and a deadline.
 """
 
 from __future__ import annotations
 
 import io
 import lzma
+import time
 import zipfile
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from PIL import Image, UnidentifiedImageError
@@ -90,3 +93,69 @@ def check_pixel_budget(sizes: list[tuple[int, int] | None], budget: int, what: s
             "python -m engine curves yourself"
         )
     return total
+
+
+@dataclass(frozen=True)
+class Unpacked:
+    """A ZIP's images written once into a folder: `files` maps each written file's name to its member's name;
+    `skipped` names the members that could not be read safely."""
+
+    folder: Path
+    files: dict[str, str]
+    skipped: list[str]
+
+
+def shared_entries(archive: zipfile.ZipFile) -> str | None:
+    """Why the ZIP's directory is refused: a name listed twice, or two members pointing at one stored copy (the
+    way a few MB can name one large member hundreds of times); None for a plain archive."""
+    seen_names: set[str] = set()
+    seen_data: dict[int, str] = {}
+    for info in archive.infolist():
+        if info.filename in seen_names:
+            return f"it lists {shown(info.filename, 40)} more than once"
+        seen_names.add(info.filename)
+        if info.is_dir():
+            continue
+        if info.header_offset in seen_data:
+            return f"{shown(info.filename, 40)} and {shown(seen_data[info.header_offset], 40)} share one stored copy"
+        seen_data[info.header_offset] = info.filename
+    return None
+
+
+def unpack_images(
+    source: Path, names: list[str], folder: Path, budget: int, deadline: float | None = None, limits=ZipLimits()
+) -> Unpacked:
+    """Members `names` of ZIP `source`, each read once (checked and capped as `read_member` does) and written
+    into `folder` as a numbered file with its suffix, so every later pass reads plain files. ImageError for an
+    archive whose members share names or data, whose images unpack to more than `budget` bytes in all (declared
+    or read), or that is still being read past `deadline` (time.monotonic())."""
+    files: dict[str, str] = {}
+    skipped: list[str] = []
+    with zipfile.ZipFile(source) as archive:
+        problem = shared_entries(archive)
+        if problem:
+            raise ImageError(f"the ZIP is refused: {problem}; pack each image once (zip -r images.zip DIR)")
+        declared = sum(archive.getinfo(name).file_size for name in names)
+        if declared > budget:
+            raise ImageError(
+                f"the ZIP's images unpack to {declared / 2**20:,.0f} MB; this server unpacks at most "
+                f"{budget / 2**20:,.0f} MB per request: send fewer or smaller images"
+            )
+        inflated = 0
+        for index, name in enumerate(names):
+            if deadline is not None and time.monotonic() > deadline:
+                raise ImageError(
+                    f"stopped after unpacking {index} of {len(names)} images: the request ran past its time budget"
+                )
+            try:
+                data = read_member(archive, name, replace(limits, member_bytes=min(limits.member_bytes, budget)))
+            except ImageError:
+                skipped.append(name)
+                continue
+            inflated += len(data)
+            if inflated > budget:
+                raise ImageError(f"the ZIP's images unpack to more than {budget / 2**20:,.0f} MB per request")
+            file = f"{index:05d}{Path(name).suffix.lower()}"
+            (folder / file).write_bytes(data)
+            files[file] = name
+    return Unpacked(folder, files, skipped)

@@ -7,13 +7,17 @@ import tempfile
 from pathlib import Path
 
 import gradio as gr
+from gradio.utils import get_upload_folder
 
 from app.tabs import Download
 
 
 def saved(download: Download) -> str:
-    """A Download written to a fresh temporary folder, for a gr.File output."""
-    path = Path(tempfile.mkdtemp()) / download.filename
+    """A Download written to a fresh folder inside Gradio's cache, for a gr.File output: Gradio hands that very
+    file out (no copy elsewhere) and deletes it with the rest of its cache (delete_cache)."""
+    cache = Path(get_upload_folder())
+    cache.mkdir(parents=True, exist_ok=True)
+    path = Path(tempfile.mkdtemp(prefix="export-", dir=cache)) / download.filename
     path.write_bytes(download.data)
     return str(path)
 

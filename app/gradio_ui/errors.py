@@ -1,10 +1,11 @@
 """Problems, stops and abandoned requests in the Gradio front end: a Problem reaches the page as a Gradio
-error (no traceback in the log: it was logged as one line when made); work whose client went away, or
-whose session pressed Stop, stops at its next progress report."""
+error without server paths (no traceback in the log: it was logged as one line when made); work whose client
+went away, or whose session pressed Stop, stops at its next progress report."""
 
 from __future__ import annotations
 
 import functools
+import re
 import time
 from typing import Callable, TypeVar
 
@@ -18,6 +19,15 @@ Report = Callable[[float, str], None]
 Handler = TypeVar("Handler", bound=Callable)
 
 
+SERVER_PATH = re.compile(r"(?<![^\s'\"(\[])(?:/[^\s/'\"()\[\],;]+)+/?")  # an absolute path, after a space or quote
+
+
+def without_paths(message: str) -> str:
+    """`message` with every absolute server path cut to its last part ("/tmp/gradio/ab12/x.zip" to "x.zip"):
+    a visitor learns nothing of the server's folders, whatever raised the message."""
+    return SERVER_PATH.sub(lambda match: match.group().rstrip("/").rsplit("/", 1)[-1] or "/", message)
+
+
 def user_facing(handler: Handler) -> Handler:
     """`handler` with its Problems shown on the page as errors."""
 
@@ -26,7 +36,7 @@ def user_facing(handler: Handler) -> Handler:
         try:
             return handler(*args, **kwargs)
         except Problem as exc:
-            raise gr.Error(str(exc), duration=None, print_exception=False) from None
+            raise gr.Error(without_paths(str(exc)), duration=None, print_exception=False) from None
 
     return run  # type: ignore[return-value]
 

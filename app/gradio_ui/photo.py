@@ -1,12 +1,16 @@
-"""The photo input: Gradio's image component, refusing a file that is not an image with one plain line
-(Gradio's own error names the server path). Made with type="filepath" and image_mode=None, it hands the
-upload's path to the engine unconverted, to be decoded there within its pixel bounds."""
+"""The photo input: Gradio's image component, refusing a file that is not an image, or one over Pillow's pixel
+limit, with one plain line and one WARNING line (Gradio's own error names the server path). Made with
+type="filepath" and image_mode=None, it hands the upload's path to the engine unconverted, to be decoded there
+within its pixel bounds."""
 
 from __future__ import annotations
 
 import gradio as gr
 from gradio.data_classes import ImageData
-from PIL import UnidentifiedImageError
+
+from app.guard import refuse
+from app.tabs.compare import not_an_image
+from engine.errors import shown
 
 
 def photo_input(**options) -> gr.Image:
@@ -19,9 +23,13 @@ def photo_input(**options) -> gr.Image:
     def checked(payload: ImageData | None) -> str | None:
         try:
             return preprocess(payload)
-        except (UnidentifiedImageError, OSError, SyntaxError, ValueError):
-            name = (payload.orig_name if payload else None) or "the upload"
-            raise gr.Error(f"{name}: not an image, or a format that cannot be read", print_exception=False) from None
+        except gr.Error:
+            raise
+        except Exception as exc:  # Pillow's (a pixel bomb: DecompressionBombError) or Gradio's own, naming the path
+            name = shown((payload.orig_name if payload else None) or "the upload")
+            message = not_an_image(name)
+            refuse(f"{message} ({type(exc).__name__})", "a photo Gradio could not read")
+            raise gr.Error(message, print_exception=False) from None
 
     image.preprocess = checked
     return image

@@ -537,7 +537,9 @@ with gr.Blocks(title="ViT explorer", delete_cache=(600, FILE_TTL_S)) as demo:
     demo.load(on_load, None, banner, api_visibility="private")
 
 CSS = """#banner, #alternet-banner {background: #fff4e5; border-left: 4px solid #f59e0b; padding: 8px 12px}
-.caption {font-size: 0.85em}"""
+.caption {font-size: 0.85em}
+#alternet-steps table {display: block; overflow-x: auto}
+#alternet-steps td:last-child {white-space: nowrap}"""
 
 
 def sweep_uploads() -> None:

@@ -58,7 +58,7 @@ def build(tab: TourTab, state: gr.State, tabs: gr.Tabs, page: gr.Tab, demo: gr.B
         ]
 
     @user_facing
-    def handout(runs: list[ModelRun], path: str | None) -> str:
+    def handout(runs: list[ModelRun], path: str | None = None) -> str:  # optional in the API
         return saved(tab.export(runs, Look(), Path(path).name if path else ""))
 
     def linked(runs: list[ModelRun], request: gr.Request) -> list:

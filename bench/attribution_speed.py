@@ -7,9 +7,10 @@ forward pass, engine.Analyzer), on seeded random weights (the time does not depe
 class of assets/samples/cat.jpg: one warm-up run, then the median of `--repeats`. Each row also gives the method's
 model work (`cost()`: images through a forward pass only / through a forward and a backward pass) and the engine's
 `estimate` made before the method's first run (from one timed image, then from the maps before it), and the CPU
-seconds the process used per run divided by the threads: on a shared, loaded machine the wall time is pessimistic,
-and this is closer to what the run takes on free cores. Target: every default within 5 s (wall) on ResNet-50 and
-ViT-S/16 at 2 threads. Prints a Markdown table with the date, the CPU, its bf16/AMX flags and the load average.
+seconds the process used per run divided by the threads. On a shared, loaded machine the wall time is pessimistic;
+the CPU time is nearer what free cores take, though waiting OpenMP threads spin and inflate it too. Target: every
+default within 5 s (wall) on ResNet-50 and ViT-S/16 at 2 threads. Prints a Markdown table with the date, the CPU,
+its bf16/AMX flags and the load average.
 """
 
 from __future__ import annotations

@@ -135,7 +135,8 @@ def unpack_images(
         problem = shared_entries(archive)
         if problem:
             raise ImageError(f"the ZIP is refused: {problem}; pack each image once (zip -r images.zip DIR)")
-        declared = sum(archive.getinfo(name).file_size for name in names)
+        infos = [archive.getinfo(name) for name in names]
+        declared = sum(info.file_size for info in infos if member_problem(info, limits) is None)  # those to read
         if declared > budget:
             raise ImageError(
                 f"the ZIP's images unpack to {declared / 2**20:,.0f} MB; this server unpacks at most "

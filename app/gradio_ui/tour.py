@@ -15,12 +15,15 @@ from app.tabs.compare import Look
 from app.tabs.tour import KEYS, TourTab, index_of
 from app.views import texts as text
 
-ADDRESS = f"""(i) => {{
-    const address = new URL(window.location.href);
-    address.searchParams.set("step", {json.dumps(list(KEYS))}[i]);
-    window.history.replaceState(window.history.state, "", address);
+ADDRESS = f"""(shown) => {{
+    const number = Number((/Step (\\d+) of/.exec(shown || "") || [])[1]);
+    if (number) {{
+        const address = new URL(window.location.href);
+        address.searchParams.set("step", {json.dumps(list(KEYS))}[number - 1]);
+        window.history.replaceState(window.history.state, "", address);
+    }}
     return [];
-}}"""  # the page's address set to ?step=<the step shown>, in the browser
+}}"""  # the page's address set to ?step=<the step shown> (read from the progress line: a State stays on the server)
 
 
 def build(tab: TourTab, state: gr.State, tabs: gr.Tabs, page: gr.Tab, demo: gr.Blocks, photo: gr.Textbox) -> None:
@@ -82,7 +85,7 @@ def build(tab: TourTab, state: gr.State, tabs: gr.Tabs, page: gr.Tab, demo: gr.B
         ),
     ]
     for event in moved:  # the address follows the step (as in Streamlit), so that a teacher can copy a link to it
-        event.then(None, position, None, js=ADDRESS)
+        event.then(None, progress, None, js=ADDRESS)
     shown_on(export, exported)
     export.click(handout, [state, photo], exported, api_name="tour_export")
     demo.load(linked, state, [*shown, tabs], api_visibility="private", **in_order)

@@ -1,17 +1,19 @@
-"""Report (not a test): do the paper's claims hold on the bundled CIFAR-10 models?
+"""Report (not a test): do the paper's claims hold on the bundled CIFAR-10 models, and how sure is each verdict?
 
-    .venv/bin/python bench/paper_claims.py [--weights pretrained|random] [--limit N] [--width W] [--stored]
+    .venv/bin/python bench/paper_claims.py [--measure [--weights pretrained|random] [--limit N] [--width W]]
+                                           [--stored]
 
-Over the bundled test subset (assets/cifar10_test_subset.npz, 1,000 images), per model:
-- Fig 9: the share of MSA units that lower the feature-map variance (variance after the unit below
-  the one before it) and the share of Conv/MLP units that raise it;
-- Fig 8: the same for the high-frequency Δ log amplitude;
-- Fig 12a: the test-subset accuracy of each AlterNet build-up step, with the epochs it was trained for;
-then the stored paper figures (assets/paper_figures.json), each member's numbers in a line, with the
-checkpoint each was measured on (`--stored` prints only these, at once).
-Subsampling (pool) blocks and the stem are left out of the shares: the claims are about units that
-keep the resolution. Models without a bundled checkpoint are listed as missing, never replaced by
-random weights unless --weights random is asked for.
+Prints, from the stored results in assets/ (at once):
+- Fig 12a: each build-up step's runs (seeds) and accuracy on the 10,000 CIFAR-10 test images, and its paired
+  difference to the CNN (step 0) on the same images: paired bootstrap 95% interval and McNemar's exact p
+  (engine.paired; the bits are assets/checkpoints/*.correct.npz, made by scripts/score_test_split.py);
+- Figs 8 and 9 per model over the bundled test subset (assets/unit_claims.json, `python -m engine.unit_spread`):
+  how many MSA units lower the feature-map variance and the high-frequency Δ log amplitude, how many Conv/MLP units
+  raise them, each count with its bootstrap interval over the images; `--measure` measures them again instead;
+- every claim's verdict (engine.verdicts: the same as the README's table, the tour and the Paper figures tab);
+- with `--stored`, each stored paper figure's numbers per member, and each lesioned unit's drop.
+Subsampling (pool) blocks and the stem are left out of the counts: the claims are about units that keep the
+resolution. Random-weight models (`--measure --weights random`) are the architecture alone, never a verdict.
 """
 
 from __future__ import annotations
@@ -26,23 +28,12 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repository, for `engine`
 
 import engine
-from engine.checkpoint import read_meta
+from engine import buildup, unit_spread
 from engine.cifar_subset import subset
-from engine.claims import Count, Evidence
-from engine.findings import PAPER_FIGURES, STORE
-from engine.models import bundled_path
-from engine.placement import PAPER_DEPTHS, buildup_sequence
+from engine.findings import PAPER_FIGURES, STORE, member_label, members
+from engine.verdicts import all_verdicts
 
-
-def share(count: Count) -> float:
-    return count.share if count.share is not None else float("nan")
-
-
-def trained_for(name: str, build: dict, random: bool) -> str:
-    """The bundled checkpoint's epochs ('-' for random weights): the family is retrained member by member,
-    and only equal runs compare."""
-    path = None if random else bundled_path(name, build)
-    return "-" if path is None else f"{read_meta(path).epochs:g}"
+COUNTS = ("msa_lower_variance", "others_raise_variance", "msa_lower_high_frequency", "others_raise_high_frequency")
 
 
 def stored_figures() -> None:
@@ -58,55 +49,80 @@ def stored_figures() -> None:
                 print(f"  drops in points: {drops}")
 
 
+def missing(ours: list[buildup.Run], cnn: list[buildup.Run]) -> str:
+    """Why a step has no paired difference: whose per-image bits are missing."""
+    unscored = [name for name, runs in (("this step", ours), ("step 0", cnn)) if not runs or runs[0].correct is None]
+    return f"no per-image bits for {' and '.join(unscored)} (scripts/score_test_split.py)" if unscored else "-"
+
+
+def buildup_report() -> None:
+    """Fig 12a: each step's seeds and its paired difference to the CNN on the 10,000 test images."""
+    runs = buildup.buildup_runs()
+    differences = buildup.step_differences(runs)
+    print("Fig 12a: CIFAR-10 test accuracy (10,000 images) and the paired difference to the CNN (step 0, seed 0)\n")
+    print("| step | epochs | accuracy (seeds) | − step 0, points [95% paired bootstrap] | McNemar p | reading |")
+    print("|---|---:|---|---|---:|---|")
+    for step, step_runs in runs.items():
+        d = differences.get(step)
+        paired_cells = (
+            f"{d.numbers().split(', p =')[0]} | {d.p:.2g} | {d.outcome}"
+            if d
+            else ("- | - | the reference" if step == 0 else f"- | - | {missing(step_runs, runs.get(0, []))}")
+        )
+        print(f"| {step} | {step_runs[0].epochs:g} | {buildup.seeds_text(step_runs)} | {paired_cells} |")
+    for seed, d in buildup.seed_pairs(runs)[1:]:
+        print(f"- seed pair {seed}: {d.sentence()}")
+    if (over := buildup.seed_difference(runs)) is not None:
+        print(f"- {over.sentence()}")
+    print()
+
+
+def unit_rows(spreads: dict[str, unit_spread.UnitSpread], random: bool) -> None:
+    """Figs 8 and 9: the four counts per model, each with its interval over the images."""
+    weights = "random weights: architecture alone, not a test of the claim" if random else "trained"
+    images = next(iter(spreads.values())).images if spreads else 0
+    print(f"Figs 8 and 9 over {images} images of the bundled test subset ({weights}); 95% over images in brackets\n")
+    print("| model | MSA lower variance | Conv/MLP raise variance | MSA lower high-freq | Conv/MLP raise high-freq |")
+    print("|---|---|---|---|---|")
+    for spread in spreads.values():
+        cells = [getattr(spread, name) for name in COUNTS]
+        shown = [
+            "-" if c.units == 0 else f"{c.changed} of {c.units}" + ("" if c.low == c.high else f" [{c.low}-{c.high}]")
+            for c in cells
+        ]
+        print(f"| {spread.label} | {' | '.join(shown)} |", flush=True)
+    print()
+
+
+def measured(weights: str, limit: int, width: int | None) -> dict[str, unit_spread.UnitSpread]:
+    """Every member's unit spread measured now on `limit` subset images spread over the classes."""
+    images = subset()[0]
+    pick = np.linspace(0, len(images) - 1, min(limit, len(images))).astype(int)
+    out = {}
+    for key, (name, options) in members().items():
+        build = {**options, **({"width": width} if width and name != "vit_cifar" else {})}
+        out[key] = unit_spread.measure(engine.create_model(name, weights, **build), member_label(key), images[pick])
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--weights", default="pretrained", help="pretrained (the bundled checkpoints) or random")
-    parser.add_argument("--limit", type=int, default=1000, help="images of the subset to use, spread over the classes")
-    parser.add_argument("--width", type=int, help="AlterNet/ResNet base width (random weights only)")
-    parser.add_argument("--device", default="auto")
-    parser.add_argument("--stored", action="store_true", help="only the stored paper figures' numbers")
+    parser.add_argument("--measure", action="store_true", help="measure the per-unit counts now, not from the store")
+    parser.add_argument("--weights", default="pretrained", help="with --measure: pretrained or random")
+    parser.add_argument("--limit", type=int, default=1000, help="with --measure: subset images, over the classes")
+    parser.add_argument("--width", type=int, help="with --measure: AlterNet/ResNet base width (random weights)")
+    parser.add_argument("--stored", action="store_true", help="also each stored paper figure's numbers")
     args = parser.parse_args()
+    buildup_report()
+    if args.measure:
+        unit_rows(measured(args.weights, args.limit, args.width), args.weights == "random")
+    else:
+        unit_rows(unit_spread.stored(), False)
+    print("Verdicts (engine.verdicts; the README's claims table):\n")
+    for verdict in all_verdicts():
+        print(f"- {verdict.claim} ({verdict.figure}): {verdict.line()}\n")
     if args.stored:
         stored_figures()
-        return
-    all_images, all_labels = subset()
-    pick = np.linspace(0, len(all_labels) - 1, min(args.limit, len(all_labels))).astype(int)  # all classes
-    images, labels = all_images[pick], all_labels[pick]
-    options = {} if args.width is None else {"width": args.width}
-    runs = [("preact_resnet", "PreAct ResNet (step 0)", options)]
-    runs += [
-        ("alternet", f"AlterNet step {n}: {p}", {"msa": str(p), **options})
-        for n, p in enumerate(buildup_sequence(PAPER_DEPTHS))
-        if n > 0
-    ]
-    runs += [("vit_cifar", "ViT/4 (CIFAR)", {})]
-    print(
-        f"{len(images)} test images of the bundled subset (CIFAR-10, JPEG-q75 re-encoding), weights: {args.weights}\n"
-    )
-    print(
-        "| model | epochs | accuracy | MSA lower variance | Conv/MLP raise variance | MSA lower high-freq "
-        "| Conv/MLP raise high-freq |"
-    )
-    print("|---|---:|---:|---:|---:|---:|---:|")
-    for name, label, build in runs:
-        try:
-            model = engine.create_model(name, weights=args.weights, device=args.device, **build)
-        except engine.WeightsUnavailableError:
-            print(f"| {label} | no bundled checkpoint | | | | | |")
-            continue
-        result = engine.Analyzer(model, batch_size=100).attribute(list(images))
-        accuracy = np.mean([p[0].index == y for p, y in zip(result.predictions, labels)])
-        e = Evidence.of(result)
-        counts = [
-            e.msa_lower_variance,
-            e.others_raise_variance,
-            e.msa_lower_high_frequency,
-            e.others_raise_high_frequency,
-        ]
-        cells = [share(count) for count in counts]
-        shares = " | ".join(f"{c:.0%}" if c == c else "-" for c in cells)
-        print(f"| {label} | {trained_for(name, build, model.random)} | {accuracy:.1%} | {shares} |", flush=True)
-    stored_figures()
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ import numpy as np
 from . import buildup, unit_spread
 from .claims import APART, FAILS, HOLDS, NO_DIFFERENCE, NOT_TESTED, Counted, Verdict, unit_verdicts
 from .findings import STORE, unpack_bits
-from .paired import paired
+from .paired import paired, points
 
 HIGH_BANDS = 0.5  # Fig 2b's high frequencies: the bands from 0.5π up
 BLOCK_CONTRAST = 0.1  # Fig 10a: within-stage mean CKA above across-stage by this much reads as a block structure
@@ -238,7 +238,8 @@ def corruption(section: dict | None) -> list[Verdict]:
             f"mean corrupted accuracy step 6 {mean['step6']:.1f}%, step 0 {mean['step0']:.1f}% on {images} images; "
             "per-image results not stored (scripts/score_test_split.py --corruption): no test"
         )
-        return [Verdict(claim, figure, paper, rule, here, NOT_TESTED, "-", _apart(section))]
+        number = f"{points(mean['step6'] - mean['step0'])} points, untested"
+        return [Verdict(claim, figure, paper, rule, here, NOT_TESTED, number, _apart(section))]
     d = corrupted_differences(section)["step6"]
     outcome = NO_DIFFERENCE if not d.detected else (HOLDS if d.difference > 0 else FAILS)
     here = f"on {d.images:,} corrupted copies of {images} images: {d.sentence()}"
@@ -295,9 +296,9 @@ def all_verdicts() -> list[Verdict]:
 
 
 def short_table(verdicts: list[Verdict]) -> str:
-    """The README's claims table: claim, figure, verdict, one number."""
-    rows = ["| claim | figure | verdict here | number |", "|---|---|---|---|"]
-    rows += [f"| {v.claim} | {v.figure} | {v.outcome} | {v.number} |" for v in verdicts]
+    """The README's claims table: the claim and its figure, whether it holds here, one number."""
+    rows = ["| claim | holds here | one number |", "|---|---|---|"]
+    rows += [f"| {v.claim} ({v.figure}) | **{v.outcome}** | {v.number} |" for v in verdicts]
     return "\n".join(rows)
 
 

@@ -6,8 +6,9 @@ what is seen here).
     python scripts/claims_table.py --full     # the full table
     python scripts/claims_table.py --write    # replace the text between the markers in README.md / docs/training.md
 
-Each document holds its table between `<!-- claims:start -->` and `<!-- claims:end -->`; tests/test_claims_table.py
-checks that it equals what this prints.
+The README holds the short table between `<!-- claims:start -->` and `<!-- claims:end -->`, docs/training.md the full
+one between `<!-- claims-full:start -->` and `<!-- claims-full:end -->`; tests/test_claims_table.py checks that each
+equals what this prints.
 """
 
 from __future__ import annotations
@@ -21,8 +22,8 @@ sys.path.insert(0, str(REPO))
 
 from engine.verdicts import all_verdicts, full_table, short_table  # noqa: E402
 
-START, END = "<!-- claims:start -->", "<!-- claims:end -->"
 DOCUMENTS = {REPO / "README.md": "short", REPO / "docs" / "training.md": "full"}
+MARKERS = {"short": "claims", "full": "claims-full"}
 
 
 def tables() -> dict[str, str]:
@@ -30,16 +31,22 @@ def tables() -> dict[str, str]:
     return {"short": short_table(verdicts), "full": full_table(verdicts)}
 
 
-def marked(text: str) -> str | None:
-    """The text between the markers (without the newlines next to them), or None without markers."""
-    if START not in text or END not in text:
+def markers(kind: str) -> tuple[str, str]:
+    return f"<!-- {MARKERS[kind]}:start -->", f"<!-- {MARKERS[kind]}:end -->"
+
+
+def marked(text: str, kind: str) -> str | None:
+    """The text between `kind`'s markers (without the newlines next to them), or None without them."""
+    start, end = markers(kind)
+    if start not in text or end not in text:
         return None
-    return text.split(START, 1)[1].split(END, 1)[0].strip("\n")
+    return text.split(start, 1)[1].split(end, 1)[0].strip("\n")
 
 
-def replaced(text: str, table: str) -> str:
-    head, rest = text.split(START, 1)
-    return f"{head}{START}\n{table}\n{END}{rest.split(END, 1)[1]}"
+def replaced(text: str, kind: str, table: str) -> str:
+    start, end = markers(kind)
+    head, rest = text.split(start, 1)
+    return f"{head}{start}\n{table}\n{end}{rest.split(end, 1)[1]}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -52,8 +59,8 @@ def main(argv: list[str] | None = None) -> int:
         print(made["full" if args.full else "short"])
         return 0
     for path, kind in DOCUMENTS.items():
-        if path.is_file() and marked(text := path.read_text()) is not None:
-            path.write_text(replaced(text, made[kind]))
+        if path.is_file() and marked(text := path.read_text(), kind) is not None:
+            path.write_text(replaced(text, kind, made[kind]))
             print(f"{path.relative_to(REPO)}: the {kind} claims table written")
     return 0
 

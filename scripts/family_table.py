@@ -1,4 +1,5 @@
-"""Print the README's table of the bundled CIFAR-10 family from the checkpoints' sidecars.
+"""Print the README's table of the bundled CIFAR-10 family from the checkpoints' sidecars, with every bundled seed
+of a build-up step (`<stem>-seed<N>`, engine.buildup) where there are more than one.
 
 python scripts/family_table.py
 """
@@ -12,6 +13,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from train_family import ORDER, family  # noqa: E402
 
+from engine.buildup import runs_of, seeds_text  # noqa: E402
 from engine.cost import params_and_flops  # noqa: E402
 from engine.models import CHECKPOINTS  # noqa: E402
 from engine.registry import load_checkpoint  # noqa: E402
@@ -21,17 +23,23 @@ def percent(value: float | None) -> str:
     return "-" if value is None else f"{100 * value:.1f}%"
 
 
+def seeds(name: str) -> str:
+    """'1' for one bundled run; '3: 87.8% (87.7, 88.0, 87.6 over seeds 0, 1, 2)' for several."""
+    runs = runs_of(int(name[4:])) if name.startswith("step") else []
+    return f"{len(runs)}: {seeds_text(runs)}" if len(runs) > 1 else "1"
+
+
 def main() -> None:
     print(
         "| model | MSA blocks | params | GFLOPs | epochs | test acc. | flip TTA | raw weights | test NLL "
-        "| subset acc. | training img/s* | minutes |"
+        "| subset acc. | training img/s* | minutes | seeds (test acc.) |"
     )
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     members = family()
     for name in sorted(ORDER, key=lambda n: (n == "vit", n)):  # step0 .. step6, then the ViT
         stem = members[name][1]
         if not (CHECKPOINTS / f"{stem}.json").is_file():
-            print(f"| {name} ({stem}) | not trained yet | | | | | | | | | | |")
+            print(f"| {name} ({stem}) | not trained yet | | | | | | | | | | | |")
             continue
         module, meta = load_checkpoint(CHECKPOINTS / stem)
         params, flops = params_and_flops(module)
@@ -41,7 +49,7 @@ def main() -> None:
             f"| {label} | `{msa}` | {params / 1e6:.2f} M | {flops / 1e9:.3f} | {meta.epochs:g} | "
             f"{100 * meta.test_accuracy:.1f}% | {percent(meta.test_accuracy_flip)} | "
             f"{percent(meta.raw_test_accuracy)} | {meta.test_nll:.3f} | {100 * meta.subset_accuracy:.1f}% | "
-            f"{meta.images_per_s:.0f} | {meta.minutes:.0f} |"
+            f"{meta.images_per_s:.0f} | {meta.minutes:.0f} | {seeds(name)} |"
         )
 
 

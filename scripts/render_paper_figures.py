@@ -17,14 +17,15 @@ sys.path.insert(0, str(REPO))
 
 from app import export  # noqa: E402
 from app.paper_findings import for_slides, sections  # noqa: E402
-from app.views.tour import buildup_accuracy, buildup_figure  # noqa: E402
+from app.views.tour import buildup_figure, buildup_points  # noqa: E402
+from engine.buildup import buildup_runs  # noqa: E402
 
 OUT = REPO / "docs" / "paper"
 
 
 def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
-    figures = {**for_slides(sections({})), "paper-buildup": buildup_figure(buildup_accuracy())}
+    figures = {**for_slides(sections({})), "paper-buildup": buildup_figure(*buildup_points(buildup_runs()))}
     for name, data in zip(figures, export.images_of(list(figures.values()), "png")):
         image = Image.open(io.BytesIO(data)).convert("RGB")
         image = image.resize((image.width // 2, image.height // 2), Image.LANCZOS)  # 1x is enough on a page

@@ -8,7 +8,6 @@ import json
 import re
 import zipfile
 from pathlib import Path
-from statistics import NormalDist
 
 import numpy as np
 import pytest
@@ -20,14 +19,8 @@ from app.tabs.compare import CompareTab, Look
 from app.tabs.tour import KEYS, TourTab, index_of
 from app.views.evidence import Verdict, better_verdict, distance_verdict, unit_verdict
 from app.views.texts import TOUR_INTACT
-from app.views.tour import (
-    LABEL_PX,
-    buildup_accuracy,
-    buildup_figure,
-    distance_figure,
-    labelled_row,
-    sampling_error,
-)
+from app.views.tour import LABEL_PX, buildup_figure, distance_figure, labelled_row
+from engine.buildup import alternet_verdict
 from engine.findings import STORE, outdated
 from engine.results import AttentionLayer, AttentionResult
 from tests.conftest import ROOT, streamlit_settled, streamlit_upload
@@ -41,9 +34,12 @@ def test_unit_verdicts_follow_the_counts():
     holds = result(KINDS, [1, 0.5, 2, 1, 3, 5, 4], [0, -1, 1, 0, 2, 3, 1])
     fails = result(KINDS, [1, 2, 1, 3, 2, 1, 5], [0, 1, 0, 1, 0, 0, 2])
     assert unit_verdict([holds], "variance").holds is True
-    said = unit_verdict([holds], "variance").text  # the rule, then a line per model with a mark per count
-    assert "most MSA units lower it and most Conv/MLP units raise it, in every model" in said
-    assert "- Toy: MSA units lowered it in 3 of 3 ✓, Conv/MLP units raised it in 2 of 2 ✓" in said
+    said = unit_verdict([holds], "variance").text  # per claim: the paper, here (per model), the verdict and its rule
+    assert (
+        "**Here**: MSA units lower it in: Toy 3 of 3" in said
+        and "**Here**: Conv/MLP units raise it in: Toy 2 of 2" in said
+    )
+    assert "Rule: in every trained model, most MSA units lower it (image mean)" in said
     assert (
         unit_verdict([fails], "high_freq").holds is False
         and "Does not hold here" in unit_verdict([fails], "high_freq").text
@@ -114,12 +110,8 @@ def test_every_step_has_the_papers_claim_a_picture_and_a_verdict_from_the_screen
     assert robustness.holds is bool(drop["step0"] > drop["vit"]) and f"{drop['vit']:.1f} points" in robustness.text
     noise = json.loads(Path(STORE).read_text())["findings"]["noise"]
     assert ("Older checkpoints" in robustness.text) is bool(outdated(noise))  # flagged while the family is retrained
-    alternet = steps[5].verdict.text
-    assert "Not comparable yet" in alternet or "Holds here" in alternet or "Does not hold here" in alternet
-    accuracy = buildup_accuracy()
-    (ours, ours_epochs), (theirs, theirs_epochs) = accuracy[6], accuracy[0]
-    close = abs(100 * (ours - theirs)) < sampling_error(ours, theirs, 10_000)  # the family's full test split
-    assert ("a tie" in alternet) is (ours_epochs == theirs_epochs and close), alternet
+    alternet, decided = steps[5].verdict, alternet_verdict()  # Fig 12a: the engine's verdict over the seeds
+    assert decided.here in alternet.text and "**Verdict**: " in alternet.text and alternet.holds is decided.holds
 
 
 def test_buildup_figure_draws_a_line_per_training_length_with_room_for_its_labels():
@@ -223,13 +215,6 @@ def test_streamlit_tour_in_the_browser_deep_link_and_every_step(
         if number < 7:
             tour.get_by_role("button", name="Next →").click()
     assert tour.get_by_role("button", name="Next →").is_disabled()
-
-
-def test_the_sampling_error_of_an_accuracy_gap_is_the_binomial_interval():
-    z = NormalDist().inv_cdf(0.975)
-    spread = z * ((0.879 * 0.121 + 0.877 * 0.123) / 10_000) ** 0.5
-    assert abs(sampling_error(0.879, 0.877, 10_000) - 100 * spread) < 0.01  # about 0.9 points
-    assert sampling_error(0.9, 0.9, 40_000) == pytest.approx(sampling_error(0.9, 0.9, 10_000) / 2)
 
 
 def test_the_maps_of_the_where_step_carry_their_models_names():

@@ -27,11 +27,11 @@ from app.views import texts as text
 from app.views import tour as pictures
 from app.views.attention import ViewOptions, render
 from app.views.evidence import Verdict
+from engine import buildup, verdicts
 from engine.analyses.attributions import patch_size
 
 KEYS = tuple(text.TOUR)  # patches, where, frequency, variance, answer, alternet, robustness
 READS_RUNS = ("patches", "where", "frequency", "variance", "answer")  # the steps on the Compare tab's results
-HIGH_BANDS = 0.5  # Fig 2b's high frequencies: the bands from 0.5π up
 
 
 @dataclass(frozen=True)
@@ -135,56 +135,16 @@ class TourTab:
         return figures.answer_curve(results, lenses, look.shaded), None, evidence.lens_verdict(results, lenses)
 
     def _alternet(self, runs, look):
-        metas = pictures.buildup_metas()
-        accuracy = pictures.buildup_accuracy(metas)
-        figure = pictures.buildup_figure(accuracy)
-        last = len(pictures.STEPS) - 1
-        if 0 not in accuracy or last not in accuracy:
-            return figure, None, Verdict(None, "**Here**: the ResNet or the AlterNet has no trained checkpoint.")
-        (ours, ours_epochs), (theirs, theirs_epochs) = accuracy[last], accuracy[0]
-        if ours_epochs != theirs_epochs:
-            return (
-                figure,
-                None,
-                Verdict(
-                    None,
-                    f"**Not comparable yet**: the bundled AlterNet (step {last}) trained {ours_epochs:g} epochs "
-                    f"({100 * ours:.1f}%), the ResNet (step 0) {theirs_epochs:g} ({100 * theirs:.1f}%); the paper "
-                    "trains both with one recipe, and the family is being retrained to it.",
-                ),
-            )
-        verdict = evidence.better_verdict(
-            f"CIFAR-10 test accuracy after {ours_epochs:g} epochs each",
-            (f"AlterNet (step {last})", 100 * ours),
-            ("the ResNet it is built from (step 0)", 100 * theirs),
-        )
-        images = min(metas[n].test_images or 0 for n in (0, last))
-        gap = abs(100 * (ours - theirs))
-        if images and gap < (error := pictures.sampling_error(ours, theirs, images)):
-            tie = (
-                f" The gap, {gap:.1f} points, is inside the sampling error of "
-                f"{images:,} test images (±{error:.1f} points, 95%): a tie, one training run each."
-            )
-            verdict = Verdict(verdict.holds, verdict.text + tie)
-        return figure, None, verdict
+        family = buildup.buildup_runs()  # every bundled seed of every step; the verdict decides on them
+        figure = pictures.buildup_figure(*pictures.buildup_points(family))
+        return figure, None, evidence.verdict_of([buildup.alternet_verdict(family)])
 
     def _robustness(self, runs, look):
         section = findings.sections({})["noise"]
         if not section:
             return None, None, Verdict(None, "**Here**: the stored Fig 2b is missing (`python -m engine findings`).")
-        drops = {}
-        for key, run in section["models"].items():
-            result = run["result"]
-            high = [d for f, d in zip(result["frequencies"], result["accuracy_drop"]) if f >= HIGH_BANDS]
-            drops[key] = (run["label"], 100 * float(np.mean(high)))
-        verdict = evidence.better_verdict(
-            "mean accuracy drop under noise of 0.5π to 1.0π, larger for the ResNet than for the ViT",
-            drops["step0"],
-            drops["vit"],
-            unit=" points",
-        )
-        flagged = Verdict(verdict.holds, "".join([verdict.text, *findings.outdated_note("noise", section)]))
-        return findings.figures("noise", section)[0], None, flagged
+        verdict = evidence.verdict_of(verdicts.noise(section), "".join(findings.outdated_note("noise", section)))
+        return findings.figures("noise", section)[0], None, verdict
 
     def export(self, runs: list[ModelRun], look: Look = Look(), photo: str = "") -> Download:
         """Every step as one page of a handout (tour.html), with its figure and picture, in one ZIP; `photo`

@@ -4,12 +4,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
+from engine import claims, unit_spread
 from engine.analyses.logit_lens import LogitLensResult
 from engine.claims import Count, Evidence
 from engine.results import ModelResult
 
-RANDOM_NOTE = " (random weights: the architecture alone)"
+RANDOM_NOTE = f" (random weights: {claims.APART})"
 
 
 def _units(count: Count, kind: str, verb: str) -> str:
@@ -43,7 +45,7 @@ def variance_here(results: list[ModelResult]) -> str:
     lines = [
         _model_line(r, (e := Evidence.of(working(r))).msa_lower_variance, e.others_raise_variance) for r in results
     ]
-    return "**Here**, the variance:\n" + "\n".join(lines)
+    return "**Here**, the variance:\n" + "\n".join(lines) + stored_spread(results, "variance")
 
 
 def high_frequency_here(results: list[ModelResult]) -> str:
@@ -53,7 +55,7 @@ def high_frequency_here(results: list[ModelResult]) -> str:
         _model_line(r, (e := Evidence.of(working(r))).msa_lower_high_frequency, e.others_raise_high_frequency)
         for r in results
     ]
-    return "**Here**, the high-frequency amplitude:\n" + "\n".join(lines)
+    return "**Here**, the high-frequency amplitude:\n" + "\n".join(lines) + stored_spread(results, "high_freq")
 
 
 def distance_here(result: ModelResult) -> str:
@@ -119,30 +121,51 @@ def _said(holds: bool | None, reasons: list[str]) -> Verdict:
     return Verdict(holds, f"{head}: {'; '.join(reasons)}." if reasons else f"{head}.")
 
 
-def _most(count: Count) -> bool:
-    return count.changed * 2 > count.units
+@lru_cache(maxsize=1)
+def _stored_spreads() -> dict[str, unit_spread.UnitSpread]:
+    """The stored per-unit spreads of the trained family (engine.unit_spread), by the weights they measured."""
+    return {spread.weights: spread for spread in unit_spread.stored().values()}
+
+
+def spread_line(spread: unit_spread.UnitSpread, value: str) -> str:
+    """'over the 1000 bundled test images: MSA units lower it in 0 of 6 (in every resample of the images), each on
+    0-3% of the images; Conv/MLP units raise it in 8 of 8 (...), each on 91-100%'."""
+    parts = []
+    for kinds, lower, name, verb in ((claims.MSA, True, "MSA", "lower"), (claims.OTHERS, False, "Conv/MLP", "raise")):
+        measure = "variance" if value == "variance" else "high_frequency"
+        attribute = f"{'msa_lower' if lower else 'others_raise'}_{measure}"
+        count = getattr(spread, attribute)
+        if count.units:
+            shares = spread.shares(kinds, value, lower)
+            each = f"{100 * min(shares):.0f}-{100 * max(shares):.0f}%" if len(shares) > 1 else f"{100 * shares[0]:.0f}%"
+            parts.append(f"{name} units {verb} it in {count.spread()}, each on {each} of the images")
+    return f"over the {spread.images:,} bundled test images: {'; '.join(parts)}"
+
+
+def stored_spread(results: list[ModelResult], value: str) -> str:
+    """For each trained model on screen whose checkpoint the family's stored spreads measured, its counts over the
+    bundled test images with their intervals ('' where none is)."""
+    spreads = _stored_spreads()
+    lines = [
+        f"- {r.label}, {spread_line(spreads[r.weights], value)}."
+        for r in results
+        if not r.random_weights and r.weights in spreads
+    ]
+    return "\n\n**How stable, over the bundled test subset**:\n" + "\n".join(lines) if lines else ""
 
 
 def unit_verdict(results: list[ModelResult], value: str) -> Verdict:
-    """Figs 8 (`value` "high_freq") and 9 ("variance"): holds where, in every model, most MSA units lower
-    the value and most Conv/MLP units raise it; the counts say how many."""
-    holds, reasons = True, []
-    for result in results:
-        evidence = Evidence.of(result)
-        lower = evidence.msa_lower_high_frequency if value == "high_freq" else evidence.msa_lower_variance
-        higher = evidence.others_raise_high_frequency if value == "high_freq" else evidence.others_raise_variance
-        parts = []
-        for count, what in ((lower, "MSA units lowered it"), (higher, "Conv/MLP units raised it")):
-            if count.units:
-                holds = holds and _most(count)
-                parts.append(f"{what} in {count} {'✓' if _most(count) else '✗'}")
-        if parts:
-            note = RANDOM_NOTE if result.random_weights else ""
-            reasons.append(f"{result.label}{note}: {', '.join(parts)}")
-    if not reasons:
-        return _said(None, reasons)
-    rule = "most MSA units lower it and most Conv/MLP units raise it, in every model"
-    return Verdict(holds, f"{_head(holds)} ({rule}):\n" + "\n".join(f"- {reason}" for reason in reasons))
+    """Figs 8 (`value` "high_freq") and 9 ("variance") on the results on screen (engine.claims.unit_verdict):
+    holds where, in every trained model, most MSA units lower the value and most Conv/MLP units raise it;
+    random-weight models are shown apart and never counted."""
+    models = [claims.Counted(r.label, r.random_weights, Evidence.of(r)) for r in results]
+    found = [claims.unit_verdict(models, value, which) for which in ("msa", "others")]
+    if all(v.outcome == claims.NOT_TESTED and not v.apart for v in found):
+        return _said(None, [])
+    tested = [v for v in found if v.outcome != claims.NOT_TESTED]
+    holds = all(v.holds for v in tested) if tested else None
+    body = "\n\n".join(v.markdown() for v in found)
+    return Verdict(holds, f"{_head(holds)}:\n\n{body}{stored_spread(results, value)}")
 
 
 def distance_verdict(results: list[ModelResult]) -> Verdict:
@@ -171,6 +194,18 @@ def lens_verdict(results: list[ModelResult], lenses: list[LogitLensResult | None
         if first is not None:
             reasons.append(f"{result.label} settles on {lens.final_label} at depth {first.normalized_depth:.2f}")
     return _said(None, reasons)
+
+
+def verdict_of(verdicts: list[claims.Verdict], note: str = "") -> Verdict:
+    """Engine verdicts as one shown verdict: holds where every tested one holds, with each one's paper, here and
+    verdict lines (and `note` after them)."""
+    outcomes = {v.outcome for v in verdicts} - {claims.NOT_TESTED}
+    if claims.FAILS in outcomes:
+        holds = False
+    else:
+        holds = None if not outcomes or claims.NO_DIFFERENCE in outcomes else True
+    head = "➖ **No difference detected here**" if holds is None and outcomes else _head(holds)
+    return Verdict(holds, f"{head}:\n\n" + "\n\n".join(v.markdown() for v in verdicts) + note)
 
 
 def better_verdict(claim: str, ours: tuple[str, float], theirs: tuple[str, float], unit: str = "%") -> Verdict:

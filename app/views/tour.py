@@ -1,9 +1,7 @@
 """The guided tour's own pictures: the patch grid over the photo, the attention distance by depth, and the
-family's test accuracy along AlterNet's build-up (Fig 12a's steps, from the bundled checkpoints)."""
+family's test accuracy along AlterNet's build-up (Fig 12a's steps, every bundled seed, from engine.buildup)."""
 
 from __future__ import annotations
-
-import math
 
 import numpy as np
 import plotly.graph_objects as go
@@ -11,8 +9,7 @@ from PIL import Image, ImageDraw, ImageFont
 
 from app.cifar_lab import STEPS
 from app.views.figures import MODEL_COLORS, layout, model_name, model_style
-from engine.checkpoint import CheckpointMeta, read_meta
-from engine.models import bundled_path
+from engine.buildup import Run
 from engine.results import ModelResult
 
 GRID_COLOR = np.array([255, 255, 255], dtype=np.uint8)
@@ -73,38 +70,30 @@ def distance_figure(results: list[ModelResult]) -> go.Figure:
     return fig.update_xaxes(range=(0, 1))
 
 
-def step_meta(n: int) -> CheckpointMeta | None:
-    """The sidecar of build-up step `n`'s bundled checkpoint (step 0 the PreAct ResNet), if there is one."""
-    name, options = ("preact_resnet", {}) if n == 0 else ("alternet", {"msa": str(STEPS[n])})
-    path = bundled_path(name, options)
-    return read_meta(path) if path else None
+def buildup_points(runs: dict[int, list[Run]]) -> tuple[dict[int, tuple[float, float]], dict[int, list[float]]]:
+    """From every step's bundled runs (engine.buildup): step -> (mean test accuracy over its seeds, epochs), and
+    step -> each seed's accuracy for the steps with more than one seed."""
+    accuracy = {n: (float(np.mean([r.accuracy for r in rs])), rs[0].epochs) for n, rs in runs.items()}
+    return accuracy, {n: [r.accuracy for r in rs] for n, rs in runs.items() if len(rs) > 1}
 
 
-def buildup_metas() -> dict[int, CheckpointMeta]:
-    """Step: the sidecar of its bundled checkpoint, along Fig 12a's build-up (steps without a checkpoint or
-    a measured test accuracy are left out)."""
-    metas = {n: step_meta(n) for n in range(len(STEPS))}
-    return {n: m for n, m in metas.items() if m is not None and m.test_accuracy is not None}
-
-
-def buildup_accuracy(metas: dict[int, CheckpointMeta] | None = None) -> dict[int, tuple[float, float]]:
-    """Step: (CIFAR-10 test accuracy, epochs) of its bundled checkpoint, from `metas` (read when not given)."""
-    metas = buildup_metas() if metas is None else metas
-    return {n: (m.test_accuracy, m.epochs) for n, m in metas.items()}
-
-
-def sampling_error(a: float, b: float, images: int) -> float:
-    """Half-width in points of the 95% interval of the gap between two accuracies, each measured on
-    `images` test images (binomial, normal approximation)."""
-    return 100 * 1.96 * math.sqrt((a * (1 - a) + b * (1 - b)) / images)
-
-
-def buildup_figure(accuracy: dict[int, tuple[float, float]]) -> go.Figure:
+def buildup_figure(accuracy: dict[int, tuple[float, float]], seeds: dict[int, list[float]] | None = None) -> go.Figure:
     """Test accuracy per build-up step (step 0 the ResNet, step 6 the paper's AlterNet), one line per
     training length (solid with filled squares the longest, dotted and hollow the shorter): the family is
     retrained one member at a time, and only equal runs compare. A line joins neighbouring steps only, never
-    across a step trained for another length."""
+    across a step trained for another length. Where a step has several seeds (`seeds`), its point is their mean
+    and each run is drawn as a small dot beside it."""
     fig = go.Figure()
+    if seeds:
+        x = [n for n, runs in seeds.items() for _ in runs]
+        fig.add_scatter(
+            x=x,
+            y=[100 * a for runs in seeds.values() for a in runs],
+            mode="markers",
+            name="each seed (the line: their mean)",
+            marker={"color": MODEL_COLORS[2], "size": 6, "symbol": "circle-open"},
+            hovertemplate="step %{x}: %{y:.2f}% (one seed)<extra></extra>",
+        )
     for slot, epochs in enumerate(sorted({e for _, e in accuracy.values()}, reverse=True)):
         steps = {n: a for n, (a, e) in accuracy.items() if e == epochs}
         x = list(range(min(steps), max(steps) + 1))
@@ -127,7 +116,7 @@ def buildup_figure(accuracy: dict[int, tuple[float, float]]) -> go.Figure:
         "Build-up step (0: PreAct ResNet, 6: the paper's AlterNet)",
         "Accuracy (%)",
     )
-    if values := [100 * a for a, _ in accuracy.values()]:
+    if values := [100 * a for a, _ in accuracy.values()] + [100 * a for runs in (seeds or {}).values() for a in runs]:
         pad = max(0.5, 0.15 * (max(values) - min(values)))  # room for the labels above the top point
         fig.update_yaxes(range=[min(values) - pad, max(values) + 2 * pad])
     fig.update_layout(showlegend=True)  # names the training length even when there is one

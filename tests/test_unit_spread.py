@@ -1,0 +1,60 @@
+"""Figs 8 and 9 image by image (engine.unit_spread): shares and bootstrap counts on made-up values where the answer
+is known, and on a real model the counts on the image mean equal engine.claims.Evidence over the same images."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import engine
+from engine.claims import Evidence
+from engine.unit_spread import UnitSpread, measure, spread, stored
+
+KINDS = ["embed", "msa", "mlp", "pool", "msa"]
+
+
+def test_shares_and_counts_on_known_values():
+    images = 200
+    rng = np.random.default_rng(0)
+    variance = np.ones((5, images))
+    variance[1] = 0.5 + 0.01 * rng.random(images)  # the first MSA lowers it on every image
+    variance[2] = np.where(np.arange(images) < 50, 0.4, 2.0)  # the MLP raises it on 150 of 200 images
+    variance[3] = 3.0
+    variance[4] = np.where(np.arange(images) < 60, 2.0, 4.0)  # the second MSA lowers it on 60 of 200, not on the mean
+    high = -variance
+    s = spread("toy", "trained", [f"b{i}" for i in range(5)], KINDS, variance, high)
+    assert [u.name for u in s.units] == ["b1", "b2", "b4"]
+    assert [u.lowers_variance for u in s.units] == [1.0, 0.25, 0.3]
+    assert s.shares(("mlp",), "variance", lower=False) == [0.75]
+    assert (s.msa_lower_variance.changed, s.msa_lower_variance.units) == (1, 2)
+    assert s.msa_lower_variance.low == 1 and s.msa_lower_variance.high == 1  # every resample agrees
+    assert s.msa_lower_variance.spread() == "1 of 2 (in every resample of the images)"
+    assert s.msa_lower_high_frequency.changed == 1 and s.others_raise_variance.changed == 1
+    assert UnitSpread.from_json(s.to_json()) == s
+
+
+def test_a_close_call_gets_a_wide_interval():
+    images = 400
+    variance = np.ones((3, images))
+    variance[1] = np.where(np.arange(images) % 2 == 0, 0.9, 1.1)  # lowers it on half the images, not on the mean
+    variance[1, :4] = 0.5  # ... and on the mean, by a hair
+    s = spread("toy", "trained", ["e", "m", "x"], ["embed", "msa", "pool"], variance, variance.copy())
+    count = s.msa_lower_variance
+    assert count.changed == 1 and count.low == 0 and count.high == 1 and "95% over images: 0-1" in count.spread()
+
+
+def test_counts_on_a_real_model_equal_the_evidence_on_the_same_images():
+    model = engine.create_model("alternet", "random", msa="s4:2,s4:4")
+    images = np.random.default_rng(1).integers(0, 256, (20, 32, 32, 3), dtype=np.uint8)
+    ours = measure(model, "AlterNet", images)
+    theirs = Evidence.of(engine.Analyzer(model, batch_size=20).attribute(list(images)))
+    for name in ("msa_lower_variance", "others_raise_variance", "msa_lower_high_frequency"):
+        a, b = getattr(ours, name), getattr(theirs, name)
+        assert (a.changed, a.units) == (b.changed, b.units), name
+    assert ours.images == 20 and {u.kind for u in ours.units} == {"msa", "conv"}
+
+
+def test_the_store_holds_every_trained_member():
+    spreads = stored()
+    assert set(spreads) == {f"step{n}" for n in range(7)} | {"vit"}
+    assert all(s.images == 1000 and not s.weights.startswith("random") for s in spreads.values())
+    assert spreads["step0"].msa_lower_variance.units == 0 and spreads["step6"].msa_lower_variance.units == 6

@@ -29,7 +29,17 @@ from app.gradio_ui.photo import photo_input
 from app.gradio_ui.sessions import OnePerSession
 from app.guard import RequestGuard, Uploads
 from app.paper_findings import PaperFindings
-from app.service import AUTO, MAX_MODELS, SAMPLES, WEIGHT_LABELS, WEIGHT_MODES, ModelRun, Service, default_models
+from app.service import (
+    AUTO,
+    IG_DEFAULT_STEPS,
+    MAX_MODELS,
+    SAMPLES,
+    WEIGHT_LABELS,
+    WEIGHT_MODES,
+    ModelRun,
+    Service,
+    default_models,
+)
 from app.tabs.alternet import AlterNetTab
 from app.tabs.compare import DEFAULT_FIGURE, Column, CompareTab, Look, Page, attention_controls
 from app.tabs.dataset import DatasetTab
@@ -226,7 +236,7 @@ def view_options(
         bool(rollout),
         method or "",
         None if target in (None, "") else int(target),
-        int(steps or 32),
+        int(steps or IG_DEFAULT_STEPS),
     )
 
 
@@ -389,7 +399,7 @@ with gr.Blocks(title="ViT explorer", delete_cache=(600, FILE_TTL_S)) as demo:
             with gr.Row():
                 colormap = gr.Dropdown(list(COLORMAPS), value="inferno", label=LABEL.colormap)
                 opacity = gr.Slider(0, 1, value=0.6, step=0.05, label=LABEL.opacity)
-                steps = gr.Slider(8, 128, value=32, step=8, label=LABEL.ig_steps, elem_id="ig-steps")
+                steps = gr.Slider(8, 128, value=IG_DEFAULT_STEPS, step=8, label=LABEL.ig_steps, elem_id="ig-steps")
             with gr.Accordion(LABEL.methods, open=False):
                 gr.Markdown(text.METHODS)
             with gr.Row(equal_height=False):
@@ -487,8 +497,15 @@ with gr.Blocks(title="ViT explorer", delete_cache=(600, FILE_TTL_S)) as demo:
             show_progress_on=slot.view,
             trigger_mode="always_last",
         )
+        # private events are named too: an unnamed one takes the function's name (view, view_1, ...), which
+        # would push the public view_<i> of the next column to view_<i>_1
         styled = gr.on(
-            [colormap.input, opacity.input, steps.input], redraw(i), inputs, outputs, api_visibility="private"
+            [colormap.input, opacity.input, steps.input],
+            redraw(i),
+            inputs,
+            outputs,
+            api_name=f"restyle_{i}",
+            api_visibility="private",
         )
         for drawn in (chosen, styled):
             drawn.then(lambda: gr.Button(visible=False), None, slot.stop, **private)
@@ -496,7 +513,9 @@ with gr.Blocks(title="ViT explorer", delete_cache=(600, FILE_TTL_S)) as demo:
         # after a Stop, "Compute this map" computes the map the controls ask for; a map drawn hides it
         computing = slot.compute.click(lambda: gr.Button(visible=False), None, slot.compute, **private)
         computing.then(stop_button(i), inputs, slot.stop, **private)
-        asked = computing.then(redraw(i), inputs, outputs, show_progress_on=slot.view, api_visibility="private")
+        asked = computing.then(
+            redraw(i), inputs, outputs, show_progress_on=slot.view, api_name=f"compute_{i}", api_visibility="private"
+        )
         asked.then(lambda: gr.Button(visible=False), None, slot.stop, **private)
         slot.stop.click(
             hide_stop,

@@ -26,6 +26,7 @@ from app.guard import refuse  # noqa: E402
 from app.paper_findings import MAX_IMAGES  # noqa: E402
 from app.service import (  # noqa: E402
     AUTO,
+    IG_DEFAULT_STEPS,
     MAX_MODELS,
     SAMPLES,
     WEIGHT_LABELS,
@@ -196,7 +197,7 @@ def view_options(i: int, column: Column) -> ViewOptions:
     method = state.get(key("method", i), column.methods[0])
     method = method if method in column.methods else column.methods[0]
     target = state.get(key("target", i), column.classes[0][1])
-    steps = state.get("ig_steps", 32)
+    steps = state.get("ig_steps", IG_DEFAULT_STEPS)
     if not column.layers:
         return ViewOptions(None, MEAN, False, method, target, steps)
     layer = min(state.get(key("layer", i), column.layers), column.layers)
@@ -311,7 +312,7 @@ def compare_tab(photo_digest: str) -> None:
     left, right = st.columns(2)
     left.selectbox(LABEL.colormap, COLORMAPS, key="colormap")
     right.slider(LABEL.opacity, 0.0, 1.0, 0.6, 0.05, key="opacity")
-    st.slider(LABEL.ig_steps, 8, 128, 32, 8, key="ig_steps")
+    st.slider(LABEL.ig_steps, 8, 128, IG_DEFAULT_STEPS, 8, key="ig_steps")
     page = compare.page(state.runs, look())
     for i, (place, column) in enumerate(zip(st.columns(len(page.columns)), page.columns)):
         with place:

@@ -14,7 +14,7 @@ import numpy as np
 from PIL import Image
 from plotly.colors import sample_colorscale, unlabel_rgb
 
-from app.service import ModelRun
+from app.service import IG_DEFAULT_STEPS, ModelRun
 from engine.results import AttributionMap
 
 COLORMAPS = ("inferno", "viridis", "turbo", "jet", "hot", "greys_r")
@@ -40,7 +40,7 @@ class ViewOptions:
     rollout: bool = False
     method: str = ""  # "" : the default, the attention where recorded, else Grad-CAM of the top-1 class
     target: int | None = None
-    steps: int = 32  # Integrated Gradients' steps
+    steps: int = IG_DEFAULT_STEPS  # Integrated Gradients' steps
 
     def method_for(self, run: ModelRun) -> str:
         """The method this view shows for `run`."""

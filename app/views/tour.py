@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 from PIL import Image, ImageDraw, ImageFont
 
 from app.cifar_lab import STEPS
-from app.views.figures import MODEL_COLORS, layout, model_name, model_style
+from app.views.figures import MODEL_COLORS, layout, model_name, model_places, model_style
 from engine.buildup import Run
 from engine.results import ModelResult
 
@@ -44,7 +44,7 @@ def distance_figure(results: list[ModelResult]) -> go.Figure:
     """The mean attention distance (head mean) of every layer, per global-attention model, against
     normalized depth (Fig 5's reading, after Raghu et al.)."""
     fig = go.Figure()
-    for slot, result in enumerate(results):
+    for place, result in zip(model_places(results), results):
         attention = result.attention
         if attention is None or attention.kind != "global" or not attention.layers:
             continue
@@ -54,7 +54,7 @@ def distance_figure(results: list[ModelResult]) -> go.Figure:
             y=[float(np.mean(layer.mean_distance)) for layer in attention.layers],
             mode="lines+markers",
             name=model_name(result),
-            **model_style(slot),
+            **model_style(place),
             hovertemplate=f"{result.label}<br>layer depth %{{x:.2f}}: %{{y:.1f}} px<extra></extra>",
         )
         if even := attention.layers[-1].even_distance:  # the reading's yardstick: attention spread evenly
@@ -63,7 +63,7 @@ def distance_figure(results: list[ModelResult]) -> go.Figure:
                 y=[even, even],
                 mode="lines",
                 name=f"{model_name(result)}: attention spread evenly",
-                line={"color": MODEL_COLORS[slot % len(MODEL_COLORS)], "width": 1, "dash": "dot"},
+                line={"color": MODEL_COLORS[place % len(MODEL_COLORS)], "width": 1, "dash": "dot"},
                 hovertemplate=f"{result.label}: attention spread evenly over the patches, %{{y:.1f}} px<extra></extra>",
             )
     layout(fig, "Mean attention distance by layer (head mean)", "Normalized depth (layers)", "Distance (px)")

@@ -195,7 +195,8 @@ def test_dataset_curves_of_a_zip_in_the_browser(page, streamlit_url: str, tmp_pa
 
 def test_figure_export_gives_a_titled_png_for_download():
     at = analyzed()
-    at.selectbox(key="export_figure").set_value("Fig 8: high-frequency Δ log amplitude")
+    figure = at.selectbox(key=f"export_figure_{at.session_state['analysis']}")  # keyed by the analysis
+    figure.set_value("Fig 8: high-frequency Δ log amplitude")
     at.button(key="prepare_figure").click().run()
     exported = at.session_state["exported"]
     assert exported.filename == "fig8-high-frequency.png" and not at.exception

@@ -85,9 +85,11 @@ def test_alternet_keeps_step_grid_and_text_in_step_and_names_every_bad_entry(ser
         tab.from_step(9)
 
     shown = tab.on_photo("s4:4", str(sample_photo))
-    assert shown.drawing.startswith("<svg") and "M** parameters" in shown.cost and "build-up step 1" in shown.source
+    assert shown.drawing.count("<svg") == 1 and "M** parameters" in shown.cost and "build-up step 1" in shown.source
     assert shown.seen.shape == (192, 192, 3) and shown.high_frequency is not None and shown.accuracy == ""
-    assert shown.here.count("AlterNet, step 1 (1 MSA)") == 2 and "MSA units lowered it in" in shown.here
+    # a line per figure (Figs 8, 9) on the photo, and one per figure on its stability over the test subset
+    assert shown.here.count("AlterNet, step 1 (1 MSA)") == 4 and "MSA units lowered it in" in shown.here
+    assert shown.here.count("over the 1,000 bundled test images") == 6
     names = [trace.name for trace in shown.variance.data if trace.name]
     assert "AlterNet, step 1 (1 MSA)" in names and "PreAct ResNet (CIFAR, 1.8 M params)" in names
     assert tab.on_photo("s4:4", None).run is None

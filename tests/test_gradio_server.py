@@ -99,7 +99,8 @@ def test_weights_over_the_network_are_a_mode_or_a_bundled_checkpoint_never_a_pat
     for weights in ("/etc/passwd", "bogus", "assets/checkpoints/vit_cifar.safetensors", "../../etc/hostname"):
         with pytest.raises(AppError) as info:
             client.predict(photo, ["vit_cifar"], weights, api_name="/analyze")
-        refusals.append(str(info.value).replace(repr(weights), "W"))
+        # the answer echoes what was sent (an absolute path cut to its file name): all else is the same
+        refusals.append(re.sub(r"not '[^']*'$", "not W", str(info.value)))
     assert len(set(refusals)) == 1 and "bundled checkpoint" in refusals[0]  # the same answer: nothing is looked up
     assert "exist" not in refusals[0] and "could not be read" not in refusals[0]
     model = client.predict(photo, ["vit_cifar"], "vit_cifar", api_name="/analyze")["models"][0]

@@ -112,7 +112,8 @@ def test_recompute_over_http_draws_what_the_engine_measures(client: Client):
     np.testing.assert_allclose(lines["ResNet (step 0)"], 100 * np.array(expected), atol=1e-6)
     with pytest.raises(Exception, match="greater than maximum value 1000"):  # the slider checks it
         client.predict(5000, api_name="/paper_noise")
-    assert client.predict(10, api_name="/paper_similarity")[-1].count("**") == 2 * (len(FIGURE_MEMBERS) + len(PAIRS))
+    caption = client.predict(10, api_name="/paper_similarity")[-1]  # a bold name per map, and the verdict's three
+    assert caption.count("**") == 2 * (len(FIGURE_MEMBERS) + len(PAIRS) + 3) and "**The paper**" in caption
 
 
 def test_photo_noise_gives_each_models_top1_probability_drop(client: Client, sample_photo: Path):

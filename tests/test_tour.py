@@ -22,6 +22,7 @@ from app.views.texts import TOUR_INTACT
 from app.views.tour import LABEL_PX, buildup_figure, distance_figure, labelled_row
 from engine.buildup import alternet_verdict
 from engine.findings import STORE, outdated
+from engine.registry import get_spec
 from engine.results import AttentionLayer, AttentionResult
 from tests.conftest import ROOT, streamlit_settled, streamlit_upload
 from tests.test_claims import KINDS, result
@@ -197,7 +198,7 @@ def test_streamlit_tour_in_the_browser_deep_link_and_every_step(
     assert "Analyze a photo in the Compare tab first" in tour.inner_text()
     streamlit_upload(page, sample_photo)
     page.get_by_role("button", name="Analyze").click()
-    page.get_by_text("ViT-S/16").first.wait_for(timeout=600_000)
+    page.get_by_text(get_spec(OFFLINE_MODELS[-1]).label).first.wait_for(timeout=600_000)  # offline: the CIFAR models
     page.locator("[data-testid=stStatusWidget]").first.wait_for(state="detached", timeout=600_000)
     streamlit_settled(page)
     page.get_by_role("tab", name="Guided tour").click()

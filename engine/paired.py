@@ -6,6 +6,10 @@ McNemar's exact test), and two members trained with several seeds (Welch's t int
 
 The rule: a difference is detected where McNemar's exact test on the images only one model gets right gives
 p < 0.05 (ALPHA); the bootstrap interval (10,000 resamples of the images, seeded) says how large it may be.
+Where several images come from one source (Fig 12b's 70 corrupted copies of each test image), `groups` names
+each image's source: the bootstrap resamples sources and the test flips the two models' labels per source
+(McNemar's exact test with a source for an image: the two are equal where each source has one image), since
+copies of one image are not independent trials.
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ class PairedDifference:
     low: float  # points
     high: float
     p: float
+    sources: int = 0  # independent sources the images were grouped by (0: each image its own)
 
     @property
     def difference(self) -> float:
@@ -82,6 +87,24 @@ def mcnemar_exact(only_a: int, only_b: int) -> float:
     return 1.0 if discordant == 0 else float(stats.binomtest(only_a, discordant, 0.5).pvalue)
 
 
+def sign_flip_exact(per_source: np.ndarray) -> float:
+    """The exact two-sided p that the sum of the sources' differences (A's correct images minus B's, per source)
+    is as far from 0 as observed when each source's two models swap labels with probability 1/2 (no difference):
+    the exact distribution of the sum of ±d over the sources, convolved source by source."""
+    d = np.abs(np.asarray(per_source, np.int64))
+    d = d[d != 0]
+    if not len(d):
+        return 1.0
+    total = int(d.sum())
+    distribution = np.zeros(2 * total + 1)
+    distribution[total] = 1.0
+    for value in d:  # the support stays inside [-total, total], so the shifts never wrap around
+        distribution = 0.5 * (np.roll(distribution, value) + np.roll(distribution, -value))
+    observed = abs(int(np.sum(per_source)))
+    far = np.abs(np.arange(-total, total + 1)) >= observed
+    return float(min(1.0, distribution[far].sum()))
+
+
 def paired(
     correct_a: np.ndarray,
     correct_b: np.ndarray,
@@ -89,10 +112,13 @@ def paired(
     b: str = "B",
     resamples: int = RESAMPLES,
     seed: int = 0,
+    groups: np.ndarray | None = None,
 ) -> PairedDifference:
     """A's accuracy minus B's on the same images (bit per image, in the same order). The bootstrap resamples
     the images with replacement; as each image's difference is -1, 0 or +1, a resample is the multinomial
-    draw of how many of each it takes, which is the same distribution computed without an index per image."""
+    draw of how many of each it takes, which is the same distribution computed without an index per image.
+    With `groups` (each image's source, equal-sized sources) the bootstrap resamples the sources and the p is
+    the sign-flip test over them (sign_flip_exact)."""
     correct_a, correct_b = np.asarray(correct_a, bool), np.asarray(correct_b, bool)
     if correct_a.shape != correct_b.shape or correct_a.ndim != 1 or not len(correct_a):
         raise ValueError(
@@ -100,8 +126,19 @@ def paired(
         )
     n = len(correct_a)
     only_a, only_b = int((correct_a & ~correct_b).sum()), int((correct_b & ~correct_a).sum())
-    draws = np.random.default_rng(seed).multinomial(n, [only_a / n, only_b / n, 1 - (only_a + only_b) / n], resamples)
-    differences = 100 * (draws[:, 0] - draws[:, 1]) / n
+    rng = np.random.default_rng(seed)
+    if groups is None:
+        draws = rng.multinomial(n, [only_a / n, only_b / n, 1 - (only_a + only_b) / n], resamples)
+        differences = 100 * (draws[:, 0] - draws[:, 1]) / n
+        p, sources = mcnemar_exact(only_a, only_b), 0
+    else:
+        _, source, sizes = np.unique(np.asarray(groups), return_inverse=True, return_counts=True)
+        if len(groups) != n or np.ptp(sizes):
+            raise ValueError(f"groups need one source per image and as many images per source, not {sizes.tolist()}")
+        per_source = np.bincount(source, correct_a.astype(np.int64) - correct_b.astype(np.int64)).astype(np.int64)
+        sources = len(per_source)
+        differences = 100 * per_source[rng.integers(0, sources, (resamples, sources))].sum(1) / n
+        p = sign_flip_exact(per_source)
     low, high = np.percentile(differences, [2.5, 97.5])
     return PairedDifference(
         a,
@@ -113,7 +150,8 @@ def paired(
         only_b,
         float(low),
         float(high),
-        mcnemar_exact(only_a, only_b),
+        p,
+        sources,
     )
 
 

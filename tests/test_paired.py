@@ -4,6 +4,7 @@ formula."""
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -74,3 +75,41 @@ def test_welch_interval_over_seeds_matches_its_formula():
     assert far.detected and far.outcome == "A higher"
     with pytest.raises(ValueError):
         over_seeds([0.9], [0.8, 0.81])
+
+
+def test_grouped_by_single_images_is_mcnemars_exact_test():
+    a, b = bits(800, 40, 20, 140)
+    plain, grouped = paired(a, b), paired(a, b, groups=np.arange(len(a)))
+    assert grouped.p == pytest.approx(plain.p, rel=1e-9) and grouped.sources == len(a) and plain.sources == 0
+    assert abs(grouped.low - plain.low) <= 0.3 and abs(grouped.high - plain.high) <= 0.3
+
+
+def test_copies_of_one_image_are_tested_and_resampled_together():
+    """100 source images, 10 copies each sharing their source's outcome: 60 copies against 30 look decisive, 6
+    sources against 3 are not; the grouped p is McNemar's on the sources, its interval a bootstrap over them."""
+    a_source, b_source = bits(80, 6, 3, 11, seed=2)
+    a, b, groups = np.repeat(a_source, 10), np.repeat(b_source, 10), np.repeat(np.arange(100), 10)
+    plain, grouped = paired(a, b), paired(a, b, groups=groups)
+    assert plain.difference == grouped.difference == pytest.approx(3.0) and grouped.sources == 100
+    assert grouped.p == pytest.approx(exact_two_sided(3, 9), rel=1e-9) and plain.p < 0.05 < grouped.p
+    rng = np.random.default_rng(11)
+    diff = a_source.astype(int) - b_source.astype(int)
+    slow = [100 * diff[rng.integers(0, 100, 100)].mean() for _ in range(3000)]
+    low, high = np.percentile(slow, [2.5, 97.5])
+    assert abs(grouped.low - low) <= 1.0 and abs(grouped.high - high) <= 1.0  # steps of 1 point
+    assert grouped.high - grouped.low > 2 * (plain.high - plain.low)
+
+
+def test_the_grouped_p_is_the_sign_flip_distribution_enumerated():
+    """Per-source differences of unequal size: the p counts the sign patterns whose sum is as far from 0."""
+    per_source = [3, -1, 2, 0, 5, -2]
+    a, b = np.zeros((6, 6), bool), np.zeros((6, 6), bool)
+    for source, d in enumerate(per_source):
+        (a if d > 0 else b)[source, : abs(d)] = True
+    d = paired(a.ravel(), b.ravel(), groups=np.repeat(np.arange(6), 6))
+    observed = abs(sum(per_source))
+    sums = [sum(s * abs(v) for s, v in zip(signs, per_source)) for signs in itertools.product((-1, 1), repeat=6)]
+    assert d.p == pytest.approx(np.mean([abs(total) >= observed for total in sums]), rel=1e-12)
+    assert d.difference == pytest.approx(100 * 7 / 36)
+    with pytest.raises(ValueError, match="as many images per source"):
+        paired(a.ravel(), b.ravel(), groups=np.arange(36) % 5)

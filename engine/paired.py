@@ -68,8 +68,9 @@ class PairedDifference:
         return f"[{points(self.low)}, {points(self.high)}]"
 
     def numbers(self) -> str:
-        """'−0.2 points [−0.7, +0.3], p = 0.42'."""
-        return f"{points(self.difference)} points {self.interval()}, p = {p_value(self.p)}"
+        """'−0.2 points [−0.7, +0.3], p = 0.42' (or 'p < 0.001')."""
+        p = p_value(self.p)
+        return f"{points(self.difference)} points {self.interval()}, p {p if p.startswith('<') else f'= {p}'}"
 
     def sentence(self) -> str:
         """'step 6 − step 0: −0.2 points [−0.7, +0.3], p = 0.42: no difference detected'."""

@@ -58,6 +58,7 @@ def test_identical_models_differ_by_nothing():
     d = paired(a, a.copy())
     assert (d.difference, d.low, d.high, d.p) == (0.0, 0.0, 0.0, 1.0)
     assert d.numbers() == "0.0 points [0.0, 0.0], p = 1"
+    assert paired(*bits(500, 100, 0, 400)).numbers().endswith("], p < 0.001")
     with pytest.raises(ValueError):
         paired(a, a[:10])
 

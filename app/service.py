@@ -376,7 +376,7 @@ class Service:
             asked, need, budget = analysis.batch_size, self.footprint(loaded), request_budget()
             try:
                 analysis.batch_size = sized_batch(analysis, need, budget)
-                check_time(analysis, need, REQUEST_SECONDS)
+                expected = check_time(analysis, need, REQUEST_SECONDS)
             except TooLarge as exc:
                 raise refuse(str(exc), "map over the memory budget") from None
             log.info(
@@ -390,7 +390,7 @@ class Service:
             )
 
             def progress(done: int, total: int, report: Report = stoppable(report)) -> None:
-                report(done / total, f"{method}: {done}/{total} passes")
+                report(done / total, f"{method}: {done}/{total} passes, {expected.text} in all")
 
             try:
                 with engine.Lesion(loaded, run.lesion):

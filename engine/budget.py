@@ -21,13 +21,12 @@ from dataclasses import dataclass
 import torch
 from torch.multiprocessing.reductions import StorageWeakRef
 
-from .analyses.attributions import GradientAttention, Occlusion, model_input_size
+from .analyses.attributions import Estimate, GradientAttention, Occlusion, estimate, model_input_size
 from .errors import EngineError
 from .registry import LoadedModel
 
 MB = 2**20
 SCRATCH = 160 * MB  # captum's copies, oneDNN scratch and allocator slack: 100-140 MB measured on ViT-Ti and ResNet-18
-BACKWARD_COST = 3  # a forward with a backward pass costs about three forward passes
 FORWARD_LIVE = 4  # a forward pass without gradients holds at most a few of its largest activations at once
 
 
@@ -110,26 +109,18 @@ def sized_batch(analysis: object, need: Footprint, budget: int) -> int:
     return int(min(wanted, fits))
 
 
-def seconds_for(analysis: object, need: Footprint) -> float | None:
-    """Seconds `analysis` is expected to take here, from its images through the model (its `cost()`) and one
-    image's timed forward pass, a backward counted as BACKWARD_COST forwards; None for a method that has no cost."""
-    cost = getattr(analysis, "cost", None)
-    if cost is None:
-        return None
-    images = cost()
-    return need.seconds * (images.forward + BACKWARD_COST * images.backward)
-
-
-def check_time(analysis: object, need: Footprint, allowed: float) -> None:
-    """TooLarge when `analysis` is expected to take more than `allowed` seconds here."""
-    seconds = seconds_for(analysis, need)
-    if seconds is not None and seconds > allowed:
+def check_time(analysis: object, need: Footprint, allowed: float) -> Estimate:
+    """How long `analysis` is expected to take here (attributions.estimate, from the footprint's timed forward pass
+    before the model's first map); TooLarge when over `allowed` seconds."""
+    expected = estimate(analysis, need.seconds)
+    if expected.seconds > allowed:
         method = getattr(analysis, "method", type(analysis).__name__)
         raise TooLarge(
             f"{method} on a {need.parameters / 1e6:.0f} M-parameter model at {need.side} px would take "
-            f"~{seconds / 60:.0f} min here ({need.seconds:.1f} s per image and pass); this server allows "
+            f"~{expected.seconds / 60:.0f} min here ({expected.cost.passes} passes); this server allows "
             f"{allowed / 60:.0f} min per request: try fewer steps or samples, Saliency, or a smaller model"
         )
+    return expected
 
 
 def instead(need: Footprint, budget: int) -> str:

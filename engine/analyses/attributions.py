@@ -109,9 +109,12 @@ class Estimate:
 _SECONDS: weakref.WeakKeyDictionary[torch.nn.Module, PassSeconds] = weakref.WeakKeyDictionary()
 
 
-def pass_seconds(model: LoadedModel) -> PassSeconds:
-    """`model`'s seconds per image here: the latest map's, or (before any) one black image timed through a
-    forward pass, then a forward and a backward pass to the input (not counted in `forward_passes`)."""
+def pass_seconds(model: LoadedModel, forward: float | None = None) -> PassSeconds:
+    """`model`'s seconds per image here: the latest map's, or (before any) `forward` seconds of a forward pass
+    already timed elsewhere (a backward at BACKWARD_RATIO), or one black image timed through a forward pass, then
+    a forward and a backward pass to the input (not counted in `forward_passes`)."""
+    if model.module not in _SECONDS and forward is not None:
+        _SECONDS[model.module] = PassSeconds(forward, BACKWARD_RATIO * forward)
     known = _SECONDS.get(model.module)
     if known is None:
         size = model_input_size(model)
@@ -145,11 +148,12 @@ def learn_seconds(model: LoadedModel, cost: Cost, seconds: float) -> None:
     _SECONDS[model.module] = PassSeconds(forward, backward)
 
 
-def estimate(analysis: ModelAnalysis) -> Estimate:
-    """How long `analysis` (any method of METHODS, with its settings) is expected to take on its model;
-    times the model on one image first when no map of it has been made yet (call it on the model's thread)."""
+def estimate(analysis: ModelAnalysis, forward: float | None = None) -> Estimate:
+    """How long `analysis` (any method of METHODS, with its settings) is expected to take on its model; before
+    any map of it, from `forward` (one image's forward pass, timed elsewhere) or else one image timed now (call it
+    on the model's thread)."""
     cost = analysis.cost() if hasattr(analysis, "cost") else Cost(0, 1, 1)  # Grad-CAM: one backward pass
-    per_image = pass_seconds(analysis.model)
+    per_image = pass_seconds(analysis.model, forward)
     return Estimate(cost, cost.forward * per_image.forward + cost.backward * per_image.backward)
 
 

@@ -28,6 +28,7 @@ from app.gradio_ui.errors import ask_stop, user_facing, watched
 from app.gradio_ui.photo import photo_input
 from app.gradio_ui.sessions import OnePerSession
 from app.guard import RequestGuard, Uploads
+from app.logs import configure as configure_logging
 from app.paper_findings import PaperFindings
 from app.service import (
     AUTO,
@@ -574,7 +575,7 @@ def main() -> None:
     parser.add_argument("--host", default=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"))
     parser.add_argument("--port", type=int, default=int(os.environ.get("GRADIO_SERVER_PORT", "7860")))
     args = parser.parse_args()
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    configure_logging()
     threading.Thread(target=sweep_uploads, daemon=True, name="sweep-uploads").start()
     demo.queue(max_size=QUEUE_SIZE, default_concurrency_limit=CONCURRENCY).launch(
         server_name=args.host,

@@ -23,6 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # `streamlit ru
 
 from app.export import png  # noqa: E402
 from app.guard import refuse  # noqa: E402
+from app.logs import configure as configure_logging  # noqa: E402
 from app.paper_findings import MAX_IMAGES  # noqa: E402
 from app.service import (  # noqa: E402
     AUTO,
@@ -64,8 +65,10 @@ from app.views import alternet as view  # noqa: E402
 from app.views import texts as text  # noqa: E402
 from app.views.attention import COLORMAPS, MEAN, ViewOptions  # noqa: E402
 from app.views.texts import LABEL  # noqa: E402
+from engine import errors  # noqa: E402
 from engine.placement import PAPER_DEPTHS  # noqa: E402
 
+configure_logging()  # the server log laid out as Gradio's
 st.set_page_config(page_title="ViT explorer", page_icon="🔭", layout="wide")
 state = st.session_state
 state.setdefault("runs", [])
@@ -94,12 +97,15 @@ def photo() -> tuple[bytes, str]:
 
 
 def unreadable(picture: tuple[bytes, str]) -> str | None:
-    """Why the photo cannot be analyzed (None: it can), decoded once per photo and session."""
+    """Why the photo cannot be analyzed (None: it can), decoded and refused (one log line) once per photo and
+    session, however often the page reruns."""
     checked = state.setdefault("checked_photo", {})
     found = digest(picture[0])
     if found not in checked:
         checked.clear()
-        checked[found] = photo_problem(*picture)
+        checked[found] = photo_problem(picture[0], errors.shown(picture[1]))
+        if checked[found]:
+            refuse(checked[found], "a photo Streamlit could not read")
     return checked[found]
 
 
@@ -421,6 +427,8 @@ def alternet_tab(picture: tuple[bytes, str], photo_digest: str) -> None:
         if st.button(LABEL.subset, key="subset"):
             state.alternet_view, state.alternet_key = alternet.on_subset(state.spec, count, progress_bar()), key
         elif state.get("alternet_key") != key:  # a new photo or placement: the photo's curves
+            if problem := unreadable(picture):  # refused (and logged) once already
+                raise Problem(problem)
             state.alternet_view, state.alternet_key = alternet.on_photo(state.spec, picture[0]), key
     except Problem as exc:
         st.error(str(exc))

@@ -18,77 +18,21 @@ within 60 s.
 from __future__ import annotations
 
 import argparse
-import io
 import os
 import random
-import signal
-import socket
-import struct
 import subprocess
-import sys
 import tempfile
 import threading
 import time
-import urllib.request
-import zipfile
 from pathlib import Path
 
 from gradio_client import Client, handle_file
+from repeated_zip import one_copy_named
+from server import ROOT, free_port, gradio_server, tree_mb
 
-ROOT = Path(__file__).resolve().parent.parent
 PHOTO = sorted((ROOT / "assets" / "samples").glob("*.jpg"))[0]
 SMALL = [["vit_tiny_patch16_224"], ["resnet18"], ["vit_cifar"], ["preact_resnet"]]
 METHODS = ["", "Saliency", "Integrated Gradients", "Occlusion"]
-
-
-def tree_mb(pid: int) -> float:
-    """Resident memory of process `pid` and all its descendants, in MB."""
-    total, todo = 0, [pid]
-    while todo:
-        current = todo.pop()
-        try:
-            total += int(Path(f"/proc/{current}/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-            for task in Path(f"/proc/{current}/task").iterdir():
-                todo += [int(c) for c in (task / "children").read_text().split()]
-        except (FileNotFoundError, ProcessLookupError):
-            continue
-    return total / 2**20
-
-
-def free_port() -> int:
-    """A loopback port nothing listens on now."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def start_server(port: int) -> subprocess.Popen:
-    """`python -m app.gradio_app` offline on `port` (free: checked), answering."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", port))  # OSError when another server has it: never measure someone else's
-    env = {
-        **os.environ,
-        "GRADIO_ANALYTICS_ENABLED": "False",
-        "HF_ENDPOINT": "http://127.0.0.1:9",
-        "HF_HUB_CACHE": tempfile.mkdtemp(),
-        "VIT_EXPLORER_MAX_PER_ADDRESS": "64",  # all the simulated visitors share one address
-    }
-    process = subprocess.Popen(
-        [sys.executable, "-m", "app.gradio_app", "--port", str(port)],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    deadline = time.monotonic() + 300
-    while time.monotonic() < deadline and process.poll() is None:
-        try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}", timeout=2)
-            return process
-        except OSError:
-            time.sleep(0.5)
-    process.kill()
-    raise SystemExit("the server did not start")
 
 
 def analyze(client: Client, models: list[str], method: str) -> str:
@@ -128,17 +72,8 @@ def repeated_zip(copies: int = 500, member_mb: int = 64) -> bytes:
     """About 2.5 MB: one member of `member_mb` MB (compressible 25:1, under the 100:1 bomb check) that the central
     directory names `copies` times (a000.png, a001.png, ...), as issue 36's hostile run sent."""
     block = os.urandom(2**16)
-    data = b"".join(block[: 2**16 // 25] + bytes(2**16 - 2**16 // 25) for _ in range(member_mb * 16))
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        archive.writestr("a000.png", data)
-    raw = buffer.getvalue()
-    end = raw.rindex(b"PK\x05\x06")
-    size, offset = struct.unpack("<II", raw[end + 12 : end + 20])
-    record = raw[offset : offset + size]
-    records = b"".join(record.replace(b"a000.png", f"a{i:03d}.png".encode()) for i in range(copies))
-    directory_end = raw[end : end + 8] + struct.pack("<HHII", copies, copies, len(records), offset) + raw[end + 20 :]
-    return raw[:offset] + records + directory_end
+    member = b"".join(block[: 2**16 // 25] + bytes(2**16 - 2**16 // 25) for _ in range(member_mb * 16))
+    return one_copy_named(copies, member)
 
 
 def repeated(url: str) -> None:
@@ -197,9 +132,7 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=0, help="default: a free one")
     args = parser.parse_args()
     port = args.port or free_port()
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # a killed bench stops its server too
-    process = start_server(port)
-    try:
+    with gradio_server(port) as process:
         url = f"http://127.0.0.1:{port}"
         if args.scenario == "large":
             large(process, url, args.model)
@@ -207,9 +140,6 @@ def main() -> None:
             repeated(url)
         else:
             soak(process, url, args.requests, args.clients)
-    finally:
-        process.terminate()
-        process.wait(30)
 
 
 if __name__ == "__main__":

@@ -1,65 +1,28 @@
 """Soak benchmark (not a test): the real Gradio server under many clients, its memory and latency.
 
-    .venv/bin/python bench/soak.py [--requests 1000] [--clients 16] [--port 7861]
+    .venv/bin/python bench/soak.py [--requests 1000] [--clients 16] [--port N]
 
 Starts `python -m app.gradio_app` offline on a loopback port, then 16 gradio_client clients (one
 session each) send requests that mix the API's /analyze with the page's own events: Analyze
 (/run), a lesion (/lesion_0) and a view redraw (/view_1), with ResNet-50 and ViT-Ti on random
-weights. Prints the server's resident memory every 100 requests, then p50/p95 latency per kind and
-the errors. Target: memory after 1,000 requests within 10% of memory after 100, no error.
+weights. Prints the server's resident memory (its whole process tree) every 100 requests, then
+p50/p95 latency per kind and the errors. Target: memory after 1,000 requests within 10% of memory after 100, no error.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import random
 import statistics
-import subprocess
-import sys
-import tempfile
 import threading
 import time
-import urllib.request
 from collections import defaultdict
-from pathlib import Path
 
 from gradio_client import Client, handle_file
+from server import ROOT, free_port, gradio_server, tree_mb
 
-ROOT = Path(__file__).resolve().parent.parent
 PHOTOS = sorted((ROOT / "assets" / "samples").glob("*.jpg"))
 MODELS = ["resnet50", "vit_tiny_patch16_224"]
-
-
-def rss_mb(pid: int) -> float:
-    """Resident memory of process `pid` in MB."""
-    return int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
-
-
-def start_server(port: int) -> subprocess.Popen:
-    env = {
-        **os.environ,
-        "GRADIO_ANALYTICS_ENABLED": "False",
-        "HF_ENDPOINT": "http://127.0.0.1:9",
-        "HF_HUB_CACHE": tempfile.mkdtemp(),
-        "VIT_EXPLORER_MAX_PER_ADDRESS": "64",
-    }  # all the simulated visitors share one address
-    process = subprocess.Popen(
-        [sys.executable, "-m", "app.gradio_app", "--port", str(port)],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}", timeout=2)
-            return process
-        except OSError:
-            time.sleep(0.5)
-    process.kill()
-    raise SystemExit("the server did not start")
 
 
 def request(client: Client, kind: str, rng: random.Random, analyzed: bool) -> None:
@@ -78,20 +41,24 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--requests", type=int, default=1000)
     p.add_argument("--clients", type=int, default=16)
-    p.add_argument("--port", type=int, default=7861)
+    p.add_argument("--port", type=int, default=0, help="default: a free one")
     args = p.parse_args()
-    server = start_server(args.port)
-    url = f"http://127.0.0.1:{args.port}"
+    port = args.port or free_port()
+    with gradio_server(port) as server:
+        soak(server.pid, f"http://127.0.0.1:{port}", args.requests, args.clients)
+
+
+def soak(pid: int, url: str, requests: int, clients: int) -> None:
     latencies: dict[str, list[float]] = defaultdict(list)
     errors: list[str] = []
     done, lock = [0], threading.Lock()
-    print(f"server pid {server.pid}: {rss_mb(server.pid):.0f} MB at start", flush=True)
+    print(f"server pid {pid}: {tree_mb(pid):.0f} MB at start", flush=True)
 
     def worker(seed: int) -> None:
         rng, client, analyzed = random.Random(seed), Client(url, verbose=False), False
         while True:
             with lock:
-                if done[0] >= args.requests:
+                if done[0] >= requests:
                     return
                 done[0] += 1
                 count = done[0]
@@ -104,19 +71,16 @@ def main() -> None:
             except Exception as exc:  # noqa: BLE001 - every failure is counted and shown
                 errors.append(f"{kind}: {exc}")
             if count % 100 == 0:
-                print(f"{count:5d} requests: server {rss_mb(server.pid):.0f} MB", flush=True)
+                print(f"{count:5d} requests: server {tree_mb(pid):.0f} MB", flush=True)
 
     started = time.perf_counter()
-    threads = [threading.Thread(target=worker, args=(i,)) for i in range(args.clients)]
-    try:
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-    finally:
-        server.terminate()
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(clients)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
     seconds = time.perf_counter() - started
-    print(f"{args.requests} requests from {args.clients} clients in {seconds:.0f} s ({args.requests / seconds:.1f}/s)")
+    print(f"{requests} requests from {clients} clients in {seconds:.0f} s ({requests / seconds:.1f}/s)")
     for kind, values in sorted(latencies.items()):
         values = sorted(values)
         p95 = values[min(len(values) - 1, int(0.95 * len(values)))]

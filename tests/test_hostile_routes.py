@@ -7,10 +7,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import os
 import socket
-import subprocess
-import sys
 import threading
 import time
 import zipfile
@@ -22,49 +19,25 @@ import pytest
 from gradio_client import Client, handle_file
 
 from app.guard import NOT_UPLOADED
-from tests.conftest import ROOT, Server, free_port, stop, wait_until_up
+from tests.conftest import Server, gradio_server
 from tests.test_server_guard import fn_indices, png_bytes, rss_mb, upload
 
 PER_ADDRESS, PER_SESSION, BODY_SECONDS, BODY_BUDGET_MB = 4, 3, 6, 20
 ABANDONED = "refused the rest of an abandoned request"
-START_SECONDS = 300  # a loaded 2-core machine has taken over 90 s to start the app
 OCCLUSION = "vit_tiny_patch16_224"  # 7 batches of 32 occluded copies, a few seconds each here
 
 
 @pytest.fixture(scope="module")
 def server(output_dir: Path) -> Iterator[Server]:
     """`python -m app.gradio_app` with small bounds (limits, body time and budget), offline; its log in test-output/."""
-    port, log = free_port(), output_dir / "hostile-server.log"
-    env = {
-        **os.environ,
-        "GRADIO_ANALYTICS_ENABLED": "False",
-        "HF_ENDPOINT": "http://127.0.0.1:9",
-        "HF_HUB_CACHE": str(output_dir / "hub-cache"),
+    bounds = {
         "VIT_EXPLORER_MAX_PER_ADDRESS": str(PER_ADDRESS),
         "VIT_EXPLORER_MAX_PER_SESSION": str(PER_SESSION),
         "VIT_EXPLORER_BODY_SECONDS": str(BODY_SECONDS),
         "VIT_EXPLORER_BODY_BUDGET_MB": str(BODY_BUDGET_MB),
     }
-    with log.open("w") as out:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "app.gradio_app", "--host", "127.0.0.1", "--port", str(port)],
-            cwd=ROOT,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
-    try:
-        up_by = time.monotonic() + START_SECONDS
-        while True:  # conftest's wait, again while the app is still starting on a busy machine
-            try:
-                wait_until_up(f"http://127.0.0.1:{port}", process, log)
-                break
-            except RuntimeError:
-                if process.poll() is not None or time.monotonic() > up_by:
-                    raise
-        yield Server(f"http://127.0.0.1:{port}", process.pid, log)
-    finally:
-        stop(process)
+    with gradio_server(output_dir / "hostile-server.log", bounds) as started:
+        yield started
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,6 @@ a pixel bomb as photo, and figure exports left only in Gradio's cache."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -21,7 +20,7 @@ from gradio_client.exceptions import AppError
 import engine
 from app.service import Service
 from engine.analyses.attributions import IntegratedGradients
-from tests.conftest import ROOT, Server, free_port, stop, wait_until_up
+from tests.conftest import ROOT, gradio_server
 from tests.test_server_guard import header_only_png
 
 BUDGET_MB = 170  # over ViT-Ti's one-image Integrated Gradients (~190 MB), room for two images of vit_cifar
@@ -33,36 +32,13 @@ def budget_server(output_dir: Path, tmp_path_factory):
     their own."""
     root = tmp_path_factory.mktemp("budget-server")
     (root / "tmp").mkdir()
-    port, log = free_port(), output_dir / "budget-server.log"
-    env = {
-        **os.environ,
-        "GRADIO_ANALYTICS_ENABLED": "False",
-        "HF_ENDPOINT": "http://127.0.0.1:9",
-        "HF_HUB_CACHE": str(output_dir / "hub-cache"),
+    settings = {
         "VIT_EXPLORER_REQUEST_MB": str(BUDGET_MB),
         "GRADIO_TEMP_DIR": str(root / "gradio-cache"),
         "TMPDIR": str(root / "tmp"),
     }
-    with log.open("w") as out:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "app.gradio_app", "--host", "127.0.0.1", "--port", str(port)],
-            cwd=ROOT,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
-    try:
-        deadline = time.monotonic() + 300  # a loaded machine starts it slowly
-        while True:
-            try:
-                wait_until_up(f"http://127.0.0.1:{port}", process, log)
-                break
-            except RuntimeError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    raise
-        yield Server(f"http://127.0.0.1:{port}", process.pid, log), root
-    finally:
-        stop(process)
+    with gradio_server(output_dir / "budget-server.log", settings) as started:
+        yield started, root
 
 
 @pytest.fixture(scope="module")

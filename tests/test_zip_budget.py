@@ -5,7 +5,6 @@ times took 193 s per model), and a plain ZIP is unpacked once and still measured
 from __future__ import annotations
 
 import io
-import struct
 import time
 import warnings
 import zipfile
@@ -17,6 +16,7 @@ from gradio_client import Client, handle_file
 from gradio_client.exceptions import AppError
 from PIL import Image
 
+from bench.repeated_zip import one_copy_named
 from engine.zip_images import shared_entries
 from tests.test_request_budget import budget_server  # noqa: F401 (the fixture: that module's server)
 
@@ -32,20 +32,6 @@ def png(seed: int) -> bytes:
     buffer = io.BytesIO()
     Image.fromarray(np.random.default_rng(seed).integers(0, 256, (32, 32, 3), dtype=np.uint8)).save(buffer, "PNG")
     return buffer.getvalue()
-
-
-def one_copy_named(copies: int, data: bytes) -> bytes:
-    """A ZIP whose central directory names one stored member `copies` times (a000.png, a001.png, ...)."""
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as archive:
-        archive.writestr("a000.png", data)
-    raw = buffer.getvalue()
-    end = raw.rindex(b"PK\x05\x06")
-    size, offset = struct.unpack("<II", raw[end + 12 : end + 20])
-    record = raw[offset : offset + size]
-    records = b"".join(record.replace(b"a000.png", f"a{i:03d}.png".encode()) for i in range(copies))
-    tail = raw[end : end + 8] + struct.pack("<HHII", copies, copies, len(records), offset) + raw[end + 20 :]
-    return raw[:offset] + records + tail
 
 
 def duplicate_names(copies: int) -> bytes:

@@ -7,6 +7,9 @@ Prints, from the stored results in assets/ (at once):
 - Fig 12a: each build-up step's runs (seeds) and accuracy on the 10,000 CIFAR-10 test images, and its paired
   difference to the CNN (step 0) on the same images: paired bootstrap 95% interval and McNemar's exact p
   (engine.paired; the bits are assets/checkpoints/*.correct.npz, made by scripts/score_test_split.py);
+- Fig 12b: each member's accuracy on the stored corrupted images and its paired difference to the CNN on the same
+  images, the 70 corrupted copies of each test image resampled and tested together (`scripts/score_test_split.py
+  --corruption` stores the bits);
 - Figs 8 and 9 per model over the bundled test subset (assets/unit_claims.json, `python -m engine.unit_spread`):
   how many MSA units lower the feature-map variance and the high-frequency Δ log amplitude, how many Conv/MLP units
   raise them, each count with its bootstrap interval over the images; `--measure` measures them again instead;
@@ -30,8 +33,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repositor
 import engine
 from engine import buildup, unit_spread
 from engine.cifar_subset import subset
-from engine.findings import PAPER_FIGURES, STORE, member_label, members
-from engine.verdicts import all_verdicts
+from engine.findings import PAPER_FIGURES, STORE, member_label, members, unpack_bits
+from engine.paired import p_value, paired, points
+from engine.verdicts import all_verdicts, corrupted_differences
 
 COUNTS = ("msa_lower_variance", "others_raise_variance", "msa_lower_high_frequency", "others_raise_high_frequency")
 
@@ -65,7 +69,7 @@ def buildup_report() -> None:
     for step, step_runs in runs.items():
         d = differences.get(step)
         paired_cells = (
-            f"{d.numbers().split(', p =')[0]} | {d.p:.2g} | {d.outcome}"
+            f"{points(d.difference)} points {d.interval()} | {d.p:.2g} | {d.outcome}"
             if d
             else ("- | - | the reference" if step == 0 else f"- | - | {missing(step_runs, runs.get(0, []))}")
         )
@@ -74,6 +78,33 @@ def buildup_report() -> None:
         print(f"- seed pair {seed}: {d.sentence()}")
     if (over := buildup.seed_difference(runs)) is not None:
         print(f"- {over.sentence()}")
+    print()
+
+
+def corruption_report() -> None:
+    """Fig 12b: each member's accuracy on the stored corrupted images and its paired difference to the CNN on the
+    same images, the copies of one test image resampled and tested together (and McNemar's p were they not)."""
+    section = json.loads(STORE.read_text())["findings"].get("corruption")
+    if not section or "correct" not in section["models"].get("step0", {}):
+        print("Fig 12b: no per-image results stored (scripts/score_test_split.py --corruption)\n")
+        return
+    first = section["models"]["step0"]["result"]
+    cells = len(first["corruptions"]) * len(first["severities"])
+    count = cells * section["images"]
+    print(
+        f"Fig 12b: accuracy on {count:,} corrupted images ({len(first['corruptions'])} corruptions × "
+        f"{len(first['severities'])} severities of {section['images']} test images) and the paired difference to the "
+        f"CNN (step 0): 95% bootstrap over the {section['images']} test images and McNemar's exact test by test image "
+        "(an exact sign-flip test over them: the 70 copies of one image are not independent)\n"
+    )
+    print("| member | corrupted accuracy | − step 0, points [95%] | p | reading | p, copies counted apart |")
+    print("|---|---:|---|---:|---|---:|")
+    cnn = unpack_bits(section["models"]["step0"]["correct"], count)
+    print(f"| {section['models']['step0']['label']} | {cnn.mean():.2%} | - | - | the reference | - |")
+    for key, d in corrupted_differences(section).items():
+        apart = paired(unpack_bits(section["models"][key]["correct"], count), cnn)
+        cells_text = f"{points(d.difference)} points {d.interval()} | {p_value(d.p)} | {d.outcome} | {p_value(apart.p)}"
+        print(f"| {d.a} | {d.accuracy_a:.2%} | {cells_text} |")
     print()
 
 
@@ -114,6 +145,7 @@ def main() -> None:
     parser.add_argument("--stored", action="store_true", help="also each stored paper figure's numbers")
     args = parser.parse_args()
     buildup_report()
+    corruption_report()
     if args.measure:
         unit_rows(measured(args.weights, args.limit, args.width), args.weights == "random")
     else:

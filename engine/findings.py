@@ -257,6 +257,27 @@ def corruption_correct(models: dict[str, LoadedModel], section: dict) -> dict[st
     return {key: np.concatenate(parts) for key, parts in hits.items()}
 
 
+def corruption_disagreements(run: dict, correct: np.ndarray) -> list[str]:
+    """Where a member's bits (corruption_correct) disagree with its stored Fig 12b `run`: each corruption and
+    severity whose number of correct images differs from the stored accuracy's, and the mean accuracy where it
+    differs beyond the stored (float32) precision. Empty when the bits reproduce the stored figure."""
+    result = run["result"]
+    images, severities = result["images"], len(result["severities"])
+    expected = len(result["corruptions"]) * severities * images
+    if len(correct) != expected:
+        return [f"{len(correct)} bits for {expected} corrupted images"]
+    cells = np.asarray(correct, bool).reshape(len(result["corruptions"]), severities, images).sum(-1)
+    wrong = [
+        f"{name} severity {severity}: {int(cells[i, j])} of {images} correct, stored {stored:.4f}"
+        for i, name in enumerate(result["corruptions"])
+        for j, (severity, stored) in enumerate(zip(result["severities"], result["accuracy"][name]))
+        if int(cells[i, j]) != round(stored * images)
+    ]
+    if abs(float(np.mean(correct)) - result["mean_accuracy"]) > 1e-6:
+        wrong.append(f"mean {float(np.mean(correct)):.6f}, stored {result['mean_accuracy']:.6f}")
+    return wrong
+
+
 def pack_bits(correct: np.ndarray) -> str:
     """Bits as base64 text, for the JSON store."""
     return base64.b64encode(np.packbits(np.asarray(correct, bool)).tobytes()).decode("ascii")

@@ -14,8 +14,8 @@ import numpy as np
 
 from . import buildup, unit_spread
 from .claims import APART, FAILS, HOLDS, NO_DIFFERENCE, NOT_TESTED, Counted, Verdict, unit_verdicts
-from .findings import STORE, unpack_bits
-from .paired import paired, points
+from .findings import STORE, member_label, unpack_bits
+from .paired import PairedDifference, paired, points
 
 HIGH_BANDS = 0.5  # Fig 2b's high frequencies: the bands from 0.5π up
 BLOCK_CONTRAST = 0.1  # Fig 10a: within-stage mean CKA above across-stage by this much reads as a block structure
@@ -227,7 +227,10 @@ def lesion(section: dict | None) -> list[Verdict]:
 def corruption(section: dict | None) -> list[Verdict]:
     claim, figure = "AlterNet more robust to corruptions than the CNN", "Fig 12b"
     paper = "AlterNet is more accurate than the CNN on corrupted images"
-    rule = "step 6's accuracy over the corrupted images is above step 0's, McNemar's exact p < 0.05 on the same images"
+    rule = (
+        "step 6's accuracy on the corrupted images is above step 0's on the same images, McNemar's exact p < 0.05 "
+        "with the corrupted copies of one test image tested and resampled together"
+    )
     runs = _trained(section, "step0", "step6")
     if runs is None:
         return [_untested(claim, figure, paper, rule, section)]
@@ -240,22 +243,29 @@ def corruption(section: dict | None) -> list[Verdict]:
         )
         number = f"{points(mean['step6'] - mean['step0'])} points, untested"
         return [Verdict(claim, figure, paper, rule, here, NOT_TESTED, number, _apart(section))]
-    d = corrupted_differences(section)["step6"]
+    differences = corrupted_differences(section)
+    d = differences["step6"]
+    result = runs["step0"]["result"]
+    copies = f"{len(result['corruptions'])} corruptions × {len(result['severities'])} severities"
+    each = "; ".join(f"{other.a} {other.numbers()}" for other in differences.values())
+    here = (
+        f"accuracy on {d.images:,} corrupted copies ({copies} of {images} test images) minus step 0's "
+        f"({100 * d.accuracy_b:.1f}%) on the same copies, 95% bootstrap over the {d.sources} images: {each}"
+    )
     outcome = NO_DIFFERENCE if not d.detected else (HOLDS if d.difference > 0 else FAILS)
-    here = f"on {d.images:,} corrupted copies of {images} images: {d.sentence()}"
     return [Verdict(claim, figure, paper, rule, here, outcome, d.numbers(), _apart(section))]
 
 
-def corrupted_differences(section: dict) -> dict[str, object]:
-    """Each trained member with stored bits against the CNN (step 0) on the same corrupted images."""
+def corrupted_differences(section: dict) -> dict[str, PairedDifference]:
+    """Each trained member with stored bits against the CNN (step 0) on the same corrupted images, the copies of
+    one test image grouped (engine.paired's `groups`: resampled and tested together), in the section's order."""
     models = section["models"]
     first = models["step0"]["result"]
-    count = len(first["corruptions"]) * len(first["severities"]) * section["images"]
+    cells = len(first["corruptions"]) * len(first["severities"])
+    count, sources = cells * section["images"], np.tile(np.arange(section["images"]), cells)
     cnn = unpack_bits(models["step0"]["correct"], count)
-    from .findings import member_label
-
     return {
-        key: paired(unpack_bits(run["correct"], count), cnn, member_label(key), member_label("step0"))
+        key: paired(unpack_bits(run["correct"], count), cnn, member_label(key), member_label("step0"), groups=sources)
         for key, run in models.items()
         if key != "step0" and "correct" in run and not run.get("random_weights")
     }

@@ -1,4 +1,5 @@
-"""Fig 12b's CIFAR-10-C corruptions against computations by hand, and CorruptionRobustness on a tiny model."""
+"""Fig 12b's CIFAR-10-C corruptions against computations by hand, CorruptionRobustness on a tiny model, and the
+per-image bits of a bundled model against the accuracies the analysis measures and its predictions."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import engine
 from engine.analyses.corruption import CORRUPTIONS, CorruptionRobustness, corrupt
 from engine.cifar_subset import balanced, subset
 from engine.errors import EngineError
+from engine.findings import FINDINGS, corruption_correct, corruption_disagreements, load_member
 
 RANDOM = {
     "gaussian_noise",
@@ -192,3 +194,28 @@ def test_accuracies_match_a_manual_loop():
     assert result.mean_accuracy == pytest.approx(np.mean(list(result.accuracy.values())))
     assert result.accuracy_by_severity == pytest.approx(np.mean(list(result.accuracy.values()), axis=0))
     assert result.to_json()["accuracy_by_corruption"] == {n: pytest.approx(np.mean(result.accuracy[n])) for n in names}
+
+
+def test_fig_12b_bits_give_the_analysis_accuracies_and_the_models_predictions():
+    """Step 6's (bundled weights) bit per corrupted image (engine.findings.corruption_correct, as
+    scripts/score_test_split.py --corruption stores them), counted per corruption and severity, give the accuracy
+    that CorruptionRobustness measures there, and one cell's bits are its predictions made by hand."""
+    model = load_member("step6", device="cpu")
+    images, labels = FINDINGS["corruption"].data(20)
+    result = CorruptionRobustness(model, ["fog", "contrast"], [1, 5]).attribute(images, labels).to_json()
+    run = {"result": result}
+    bits = corruption_correct({"step6": model}, {"images": 20, "models": {"step6": run}})["step6"]
+    cells = bits.reshape(2, 2, 20).mean(-1)
+    measured = [result["accuracy"]["fog"], result["accuracy"]["contrast"]]
+    assert np.float32(cells).tolist() == np.float32(measured).tolist()
+    assert bits.mean() == pytest.approx(result["mean_accuracy"], abs=1e-7) and 0 < bits.mean() < 1
+    assert corruption_disagreements(run, bits) == []
+    flipped = bits.copy()
+    flipped[2 * 20] ^= True  # contrast at severity 1, first image
+    assert corruption_disagreements(run, flipped)[0].startswith("contrast severity 1: ")
+    assert corruption_disagreements(run, bits[:-1]) == ["79 bits for 80 corrupted images"]
+    rng = np.random.default_rng([0, zlib.crc32(b"fog"), 5])
+    with torch.no_grad():
+        batch = torch.stack([model.transform(Image.fromarray(CORRUPTIONS["fog"](x, 5, rng))) for x in images])
+        predicted = model.module(batch).argmax(-1).numpy()
+    assert (bits[20:40] == (predicted == labels)).all()  # fog at severity 5

@@ -4,6 +4,7 @@ per-image bits of a bundled model against the accuracies the analysis measures a
 from __future__ import annotations
 
 import colorsys
+import json
 import zlib
 
 import numpy as np
@@ -16,7 +17,15 @@ import engine
 from engine.analyses.corruption import CORRUPTIONS, CorruptionRobustness, corrupt
 from engine.cifar_subset import balanced, subset
 from engine.errors import EngineError
-from engine.findings import FINDINGS, corruption_correct, corruption_disagreements, load_member
+from engine.findings import (
+    FINDINGS,
+    STORE,
+    corruption_correct,
+    corruption_disagreements,
+    load_member,
+    members,
+    unpack_bits,
+)
 
 RANDOM = {
     "gaussian_noise",
@@ -219,3 +228,18 @@ def test_fig_12b_bits_give_the_analysis_accuracies_and_the_models_predictions():
         batch = torch.stack([model.transform(Image.fromarray(CORRUPTIONS["fog"](x, 5, rng))) for x in images])
         predicted = model.module(batch).argmax(-1).numpy()
     assert (bits[20:40] == (predicted == labels)).all()  # fog at severity 5
+
+
+def test_the_stored_fig_12b_bits_give_each_members_stored_accuracies():
+    """Every member's stored bit per corrupted image (scripts/score_test_split.py --corruption), counted per
+    corruption and severity, gives that cell's stored accuracy (float32), and over all cells the stored mean."""
+    section = json.loads(STORE.read_text())["findings"]["corruption"]
+    assert set(section["models"]) == set(members())  # the whole family, each with its bits
+    for key, run in section["models"].items():
+        result, images = run["result"], section["images"]
+        shape = (len(result["corruptions"]), len(result["severities"]), images)
+        bits = unpack_bits(run["correct"], int(np.prod(shape))).reshape(shape)
+        for i, name in enumerate(result["corruptions"]):
+            counted = bits[i].sum(-1) / images
+            assert np.float32(counted).tolist() == np.float32(result["accuracy"][name]).tolist(), (key, name)
+        assert bits.mean() == pytest.approx(result["mean_accuracy"], abs=1e-6), key

@@ -24,8 +24,9 @@ from app.gradio_ui import dataset as dataset_panel
 from app.gradio_ui import paper as findings_panel
 from app.gradio_ui import tour as tour_panel
 from app.gradio_ui.downloads import saved, shown_on
-from app.gradio_ui.errors import ask_stop, user_facing, watched
+from app.gradio_ui.errors import ask_stop, stopped_since, user_facing, watched
 from app.gradio_ui.photo import photo_input
+from app.gradio_ui.repeats import dropping_repeats
 from app.gradio_ui.sessions import OnePerSession
 from app.guard import RequestGuard, Uploads
 from app.logs import configure as configure_logging
@@ -41,6 +42,7 @@ from app.service import (
     Service,
     default_models,
 )
+from app.tabs import Problem
 from app.tabs.alternet import AlterNetTab
 from app.tabs.compare import DEFAULT_FIGURE, Column, CompareTab, Look, Page, attention_controls
 from app.tabs.dataset import DatasetTab
@@ -48,7 +50,7 @@ from app.tabs.paper import PaperTab
 from app.tabs.tour import TourTab
 from app.views import evidence
 from app.views import texts as text
-from app.views.attention import COLORMAPS, MEAN, ViewOptions
+from app.views.attention import ATTENTION, COLORMAPS, LENS, MEAN, ViewOptions
 from app.views.texts import LABEL
 
 UPLOADS = Uploads.gradio(tuple(SAMPLES))
@@ -211,7 +213,7 @@ def analyze_page(
     progress: gr.Progress = gr.Progress(),
 ) -> dict:
     """Run the analysis for the page; `typed` adds any timm models named in the text box to the checked ones.
-    A second Analyze of the session while one runs (a double click) waits for it and changes nothing."""
+    A second Analyze of the session while one runs (a double click) changes nothing and ends at once."""
     with ANALYZING.only_one(request) as first:
         if not first:
             return gr.skip()
@@ -246,10 +248,14 @@ def with_distance(caption: str, distance: str) -> str:
     return f"{caption}  \n{distance}" if distance else caption
 
 
-def applying_controls(rollout: bool, method: str) -> list:
-    """The layer, head and rollout controls, enabled where they apply to the map (a handler)."""
-    layer, head, rollout_applies = attention_controls(rollout, method)
-    return [gr.Slider(interactive=layer), gr.Dropdown(interactive=head), gr.Checkbox(interactive=rollout_applies)]
+# The layer, head and rollout controls enabled where they apply to the map: attention_controls' rule, run in the
+# browser (a request per change would take one of the page's few places in the server's queue, app.guard)
+APPLYING_CONTROLS = f"""(rollout, method) => {{
+    const attention = !rollout && method === {json.dumps(ATTENTION)};
+    const interactive = (on) => ({{__type__: "update", interactive: on}});
+    return [interactive(attention || method === {json.dumps(LENS)}), interactive(attention),
+        interactive(method === {json.dumps(ATTENTION)})];
+}}"""
 
 
 def redraw(slot: int) -> Callable:
@@ -273,11 +279,30 @@ def redraw(slot: int) -> Callable:
     ):
         if slot >= len(runs):
             return gr.skip(), gr.skip(), gr.skip()
-        options = view_options(layer, head, rollout, method, target, steps)
-        image, caption = tab.view(runs[slot], options, Look(colormap, opacity), watched(progress, request))
+        options, started = view_options(layer, head, rollout, method, target, steps), time.monotonic()
+        try:
+            image, caption = tab.view(runs[slot], options, Look(colormap, opacity), watched(progress, request))
+        except Problem:
+            if stopped_since(request, started):  # its Stop button said so already: no error on top
+                return gr.skip(), gr.skip(), gr.skip()
+            raise
         return image, with_distance(caption, evidence.distance_here(runs[slot].result)), {**views, slot: options}
 
     return view
+
+
+@user_facing
+def restyle(runs: list[ModelRun], colormap: str, opacity: float, steps: float, *controls) -> list:
+    """Every column's map in new colours or opacity, from stored results: one event for the page (one per column
+    would pass the page's limit of requests in flight). A map being computed is drawn once it is done, in the
+    new look; one left unfinished by a Stop stays as it is (nothing is computed here)."""
+    look, drawn = Look(colormap, opacity), []
+    for i in range(MAX_MODELS):
+        options = view_options(*controls[5 * i : 5 * i + 5], steps)
+        shown = tab.restyle(runs[i], options, look) if i < len(runs) else None
+        distance = evidence.distance_here(runs[i].result) if shown else ""
+        drawn += [gr.skip(), gr.skip()] if shown is None else [shown[0], with_distance(shown[1], distance)]
+    return drawn
 
 
 def stop_button(slot: int) -> Callable:
@@ -474,6 +499,7 @@ with gr.Blocks(title="ViT explorer", delete_cache=(600, FILE_TTL_S)) as demo:
         ],
         api_name="run",
         show_progress_on=status,
+        js=dropping_repeats("analyze"),  # a double click analyzes once
     )
     for i, slot in enumerate(slots):
         inputs, outputs = [state, views, colormap, opacity, steps, *slot.options], [slot.view, slot.caption, views]
@@ -484,10 +510,10 @@ with gr.Blocks(title="ViT explorer", delete_cache=(600, FILE_TTL_S)) as demo:
         gr.on([*changes, steps.input], stop_button(i), inputs, slot.stop, **private)  # only while computing
         gr.on(
             [slot.rollout.input, slot.method.input],
-            applying_controls,
+            None,
             [slot.rollout, slot.method],
             [slot.layer, slot.head, slot.rollout],
-            api_visibility="private",
+            js=APPLYING_CONTROLS,
         )  # rollout takes every layer and head; other methods use none of them
         chosen = gr.on(
             changes,
@@ -501,7 +527,7 @@ with gr.Blocks(title="ViT explorer", delete_cache=(600, FILE_TTL_S)) as demo:
         # private events are named too: an unnamed one takes the function's name (view, view_1, ...), which
         # would push the public view_<i> of the next column to view_<i>_1
         styled = gr.on(
-            [colormap.input, opacity.input, steps.input],
+            [steps.input],
             redraw(i),
             inputs,
             outputs,
@@ -534,6 +560,15 @@ with gr.Blocks(title="ViT explorer", delete_cache=(600, FILE_TTL_S)) as demo:
             api_name=f"lesion_{i}",
             show_progress_on=slot.lesion,
         )
+    gr.on(
+        [colormap.input, opacity.input],
+        restyle,
+        [state, colormap, opacity, steps, *[c for slot in slots for c in slot.options]],
+        [c for slot in slots for c in (slot.view, slot.caption)],
+        api_visibility="private",
+        show_progress="hidden",  # a map being computed shows its own progress
+        trigger_mode="always_last",
+    )
     gr.on(
         [log_y.input, shaded.input],
         lambda runs, log, shade: tab.curves(runs, Look(log_y=log, shaded=shade or 0)),

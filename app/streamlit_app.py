@@ -286,7 +286,7 @@ def model_column(i: int, column: Column) -> None:
 
 
 def exports(page: Page) -> None:
-    with st.expander(LABEL.exports):
+    with st.expander(LABEL.exports, key="exports_open"):  # keyed: it stays open over the reruns its buttons make
         choices = {title: name for title, name in page.figure_choices}
         first = list(choices.values()).index(DEFAULT_FIGURE) if DEFAULT_FIGURE in choices.values() else 0
         left, middle, right = st.columns(3)

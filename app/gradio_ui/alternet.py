@@ -8,6 +8,7 @@ import gradio as gr
 
 from app.gradio_ui.downloads import saved, shown_on
 from app.gradio_ui.errors import user_facing, watched
+from app.gradio_ui.repeats import dropping_repeats
 from app.tabs import Problem
 from app.tabs.alternet import (
     PAPER_STEP,
@@ -152,7 +153,7 @@ def build(demo: gr.Blocks, tab: AlterNetTab, image: gr.Image) -> None:
     spec.submit(apply_spec, spec, [spec, step, *grids, spec_problem], api_name="alternet_spec").then(
         on_spec, inputs, outputs, **private
     )
-    image.change(on_photo, inputs, outputs, **private)
+    image.change(on_photo, inputs, outputs, js=dropping_repeats("alternet_photo"), **private)
     shown_on(export_button, exported)
     export_button.click(on_export, shown, exported, api_name="alternet_export")
     average.click(on_subset, [spec, count], outputs, api_name="alternet_subset", show_progress_on=[source], **update)

@@ -64,6 +64,11 @@ def ask_stop(request: gr.Request) -> None:
     STOPS[request.session_hash] = now
 
 
+def stopped_since(request: gr.Request | None, started: float) -> bool:
+    """Whether the session pressed Stop after `started` (time.monotonic)."""
+    return request is not None and STOPS.get(request.session_hash, -1.0) >= started
+
+
 def watched(progress: gr.Progress, request: gr.Request | None) -> Report:
     """The service's progress report for a handler: shown on the page, and raising Refused (which stops the
     work at a block or batch boundary) once the client has gone away or its session pressed Stop."""
@@ -72,7 +77,7 @@ def watched(progress: gr.Progress, request: gr.Request | None) -> Report:
     def report(fraction: float, message: str) -> None:
         if client_gone(request):
             raise refuse("stopped: the client that asked went away", "the rest of an abandoned request")
-        if request is not None and STOPS.get(request.session_hash, -1.0) >= started:
+        if stopped_since(request, started):
             raise refuse("stopped at your request", "work stopped by its user")
         progress(fraction, desc=message)
 

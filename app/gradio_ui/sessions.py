@@ -1,6 +1,7 @@
-"""One event of a kind at a time per browser session: a second Analyze sent while the first runs (a double
-click lands twice when both clicks reach the page before it has marked the first as pending) waits for the
-first and then does nothing, rather than running the whole analysis again."""
+"""One event of a kind at a time per browser session: a second Analyze sent while the first runs (a double click
+made while a new photo uploads reaches the server twice: the page sends every click that waited for the upload)
+does nothing and ends at once, rather than running the whole analysis again or holding one of the page's few
+places in the queue until the first has finished."""
 
 from __future__ import annotations
 
@@ -16,26 +17,24 @@ class OnePerSession:
 
     def __init__(self) -> None:
         self._guard = threading.Lock()
-        self._running: dict[str, threading.Lock] = {}
+        self._running: set[str] = set()
 
     @contextmanager
     def only_one(self, request: gr.Request | None) -> Iterator[bool]:
-        """True (the caller runs the event) unless the session's own event is running, in which case this
-        waits until it ends and yields False. Without a session (a direct call) the caller always runs."""
-        if request is None or not request.session_hash:
+        """True (the caller runs the event) unless the session's own event is running, in which case this yields
+        False at once (the running one will fill the page). Without a session (a direct call) it is always True."""
+        session = request.session_hash if request is not None else None
+        if not session:
             yield True
             return
         with self._guard:
-            lock = self._running.setdefault(request.session_hash, threading.Lock())
-        if not lock.acquire(blocking=False):
-            with lock:  # the running one ends first; this one leaves the page as that one made it
-                pass
+            first = session not in self._running
+            self._running.add(session)
+        if not first:
             yield False
             return
         try:
             yield True
         finally:
-            lock.release()
             with self._guard:
-                if not lock.locked():
-                    self._running.pop(request.session_hash, None)
+                self._running.discard(session)

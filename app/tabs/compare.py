@@ -8,6 +8,7 @@ layer, head and rollout), lesions and Fig 2a; Figs 8 and 9 overlaid; exports for
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass, field, replace
 
@@ -121,6 +122,7 @@ class CompareTab:
     """The Compare tab's decisions, over the app's service."""
 
     service: Service
+    computing: dict[tuple[int, tuple], threading.Event] = field(default_factory=dict, repr=False)  # maps in flight
 
     def analyze(
         self,
@@ -222,9 +224,27 @@ class CompareTab:
         Grad-CAM are redraws; another method's map is computed once for the run's photo, model and lesion
         (with progress), then redrawn from the run."""
         if not options.computed(run):
-            method, target, steps = options.key(run)
-            with problems():
-                self.service.attribution(run, method, target, steps, report)
+            method, target, steps = flight = options.key(run)
+            done = self.computing[(id(run), flight)] = threading.Event()
+            try:
+                with problems():
+                    self.service.attribution(run, method, target, steps, report)
+            finally:
+                done.set()
+                if self.computing.get((id(run), flight)) is done:
+                    del self.computing[(id(run), flight)]
+        return render(run, options, look.colormap, look.opacity)
+
+    def restyle(self, run: ModelRun, options: ViewOptions, look: Look) -> tuple[np.ndarray, str] | None:
+        """The map as `options` choose it drawn in `look` (other colours, another opacity) without computing
+        anything: a map being computed is waited for, one that is not (a Stop left it) gives None."""
+        if not options.computed(run):
+            flight = self.computing.get((id(run), options.key(run)))
+            if flight is None:
+                return None
+            flight.wait()
+            if not options.computed(run):
+                return None
         return render(run, options, look.colormap, look.opacity)
 
     def lesion(

@@ -1,0 +1,619 @@
+"""One journey, written once as a list of steps, walked in a real headless Chromium through BOTH front ends (the
+real Gradio and Streamlit servers): the model limit, the sample photo analyzed with ResNet-50 (random weights) and
+the trained CIFAR ViT/4, a map picked (rollout: the layer does not apply), a ViT unit switched off, the ViT swapped
+for AlterNet and re-analyzed (its column starts from AlterNet's own defaults), the default figure exported, the
+tour's Next and Back with the address following them (a full rerun keeps the tab), a bad and a good AlterNet spec,
+Stop during a slow map (ResNet-50's Occlusion) and the map opacity changed while it is computed again, a double
+click on Analyze (one analysis), a file that is not an image, and the phone width. Each front end's visible state
+is recorded, and the last test checks that both show the same. Screenshots go to
+test-output/journey-<front end>-<step>.png."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, ClassVar
+
+import pytest
+from playwright.sync_api import Locator, Page, expect
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+from app.tabs.tour import KEYS
+from app.views.texts import LABEL
+from tests.conftest import streamlit_settled
+from tests.test_streamlit import streamlit_url  # noqa: F401  (the real Streamlit server, a fixture)
+from tests.test_walkthrough import gradio_errors
+
+MINUTE_MS = 60_000
+ANALYSIS_MS = 15 * MINUTE_MS  # two CPU cores shared with a training job: an analysis can take minutes
+REDRAW_MS = 5 * MINUTE_MS
+RESNET, VIT, ALTERNET = "ResNet-50", "ViT/4 (CIFAR, 1.6 M params)", "AlterNet (CIFAR, ~2 M params)"
+EXTRA = ["ViT-Ti/16", "ViT-S/16", "DeiT-S"]  # ticked after the first two: the fifth must not stay ticked
+CIFAR = ("airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck")
+PICKED_MAP = "Saliency"
+BAD_SPEC, GOOD_SPEC = "s1:1,s5:2,s3:9,foo", "s3:6,s4:2,s4:4"
+DRAWING = "AlterNet architecture, MSA blocks {spec}"  # Fig 11's aria-label
+EXCEPTION = re.compile(r"Traceback|TypeError|This app has encountered an error|Exception")
+SEEN: dict[str, dict[str, object]] = {}  # front end: what it showed, compared by the last test
+
+
+def words(text: str) -> str:
+    return " ".join(text.split())
+
+
+def fig9_colours(page: Page, among: str) -> dict[str, str]:
+    """Model -> line colour in the page's Fig 9 that has a line named `among` (each tab draws its own Fig 9)."""
+    figures = page.evaluate(
+        """() => [...document.querySelectorAll('.js-plotly-plot')]
+            .filter(plot => ((plot.layout || {}).title || {}).text?.includes('Fig 9'))
+            .map(plot => (plot._fullData || []).filter(t => t.line && t.mode && t.mode.includes('lines'))
+            .map(t => [t.name, t.line.color]))"""
+    )
+    found = [dict(figure) for figure in figures if any(name.startswith(among) for name, _ in figure)]
+    assert found, f"no Fig 9 with {among!r}: {figures}"
+    return found[0]
+
+
+def colour_of(colours: dict[str, str], model: str) -> str:
+    return next(colour for name, colour in colours.items() if name.startswith(model))
+
+
+@dataclass
+class Front:
+    """One front end driven through the journey's steps: the same actions, each in its own widgets."""
+
+    page: Page
+    url: str
+    output: Path
+    tmp: Path
+    seen: dict[str, object] = field(default_factory=dict)
+    name: ClassVar[str] = ""
+
+    def shot(self, step: str) -> None:
+        self.page.screenshot(path=str(self.output / f"journey-{self.name}-{step}.png"), full_page=True)
+
+    def settle(self) -> None:  # a Streamlit run in progress ended; Gradio answers events as they come
+        pass
+
+    def exceptions(self) -> list[str]:
+        body = self.page.locator("body").inner_text()
+        return [line for line in body.splitlines() if EXCEPTION.search(line)]
+
+    def no_exception(self) -> None:
+        assert not self.exceptions(), self.exceptions()
+
+    def watch(self, pattern: str) -> Callable[[], list[int]]:
+        """The largest number that the page's text shows for `pattern` (a regex with one group) at each change
+        from now on, in order (a progress shown twice at once counts as its furthest)."""
+        self.page.evaluate(
+            """(pattern) => { window.__watched = []; const find = new RegExp(pattern, 'g');
+            new MutationObserver(() => {
+                const found = [...document.body.textContent.matchAll(find)].map(match => Number(match[1]));
+                if (!found.length) return;
+                const n = Math.max(...found);
+                if (window.__watched[window.__watched.length - 1] !== n) window.__watched.push(n);
+            }).observe(document.body, {subtree: true, childList: true, characterData: true}); }""",
+            pattern,
+        )
+        return lambda: self.page.evaluate("() => window.__watched")
+
+    def analyses(self) -> Callable[[], int]:
+        """A counter of the analyses run from now on, as the page shows them: how often the progress line
+        "Running ResNet-50" (the first model's) has appeared."""
+        self.page.evaluate(
+            """(shown) => { window.__analyses = 0; window.__shown = false;
+            new MutationObserver(() => {
+                const now = document.body.textContent.includes(shown);
+                if (now && !window.__shown) window.__analyses += 1;
+                window.__shown = now;
+            }).observe(document.body, {subtree: true, childList: true, characterData: true}); }""",
+            f"Running {RESNET}",
+        )
+        return lambda: self.page.evaluate("() => window.__analyses")
+
+    def tab(self, name: str) -> None:
+        self.settle()
+        self.page.get_by_role("tab", name=name).click()
+        self.settle()
+
+    def selected_tab(self) -> str:
+        return self.page.get_by_role("tab", selected=True).first.inner_text().strip()
+
+
+class Gradio(Front):
+    name = "gradio"
+
+    def open(self, photo: Path) -> None:
+        self.page.goto(self.url)
+        self.page.get_by_role("button", name=LABEL.analyze).wait_for(timeout=MINUTE_MS)
+        self.page.locator("#image-input input[type=file]").first.set_input_files(str(photo))
+        self.page.locator("#image-input img").first.wait_for(timeout=REDRAW_MS)
+
+    def photo_shown(self) -> bool:
+        return self.page.locator("#image-input img").first.is_visible()
+
+    def models(self) -> Locator:
+        return self.page.locator("#models")
+
+    def ticked(self) -> list[str]:
+        boxes = self.models().locator("label").filter(has=self.page.locator("input:checked"))
+        return [words(label) for label in boxes.all_inner_texts()]
+
+    def tick(self, label: str) -> None:
+        self.models().get_by_label(label, exact=True).click()
+        self.page.wait_for_timeout(300)  # the limit is applied in the browser, after the click's own update
+
+    def untick(self, label: str) -> None:
+        self.models().get_by_label(label, exact=True).uncheck()
+
+    def analyze(self, expect_models: list[str], clicks: int = 1) -> None:
+        status = self.page.locator("#status")
+        before = status.inner_text()
+        button = self.page.get_by_role("button", name=LABEL.analyze)
+        button.dblclick() if clicks == 2 else button.click()
+        expect(status).not_to_have_text(before, timeout=ANALYSIS_MS)  # "Analyzed 2 models in 3.2 s."
+        expect(status).to_contain_text("Analyzed", timeout=ANALYSIS_MS)
+        for i, label in enumerate(expect_models):
+            expect(self.column(i).locator("h3")).to_have_text(re.compile(f"^{re.escape(label)}"), timeout=ANALYSIS_MS)
+        self.page.locator("#variance .js-plotly-plot").wait_for(timeout=ANALYSIS_MS)
+
+    def column(self, i: int) -> Locator:
+        return self.page.locator(f"#model-{i}")
+
+    def heading(self, i: int) -> str:
+        return words(self.column(i).locator("h3").inner_text())
+
+    def method(self, i: int) -> str:
+        return self.page.locator(f"#method-{i} input").input_value()
+
+    def target(self, i: int) -> str:
+        return self.page.locator(f"#target-{i} input").input_value()
+
+    def lesioned(self, i: int) -> int:
+        return self.page.locator(f"#lesion-{i} .token").count()
+
+    def choose_method(self, i: int, method: str, wait: bool = True) -> None:
+        self.column(i).get_by_role("combobox", name=LABEL.method).click()
+        self.page.get_by_role("option", name=method, exact=True).click()
+
+    def caption(self, i: int) -> Locator:
+        return self.column(i).locator(".caption").first
+
+    def stop_map(self, i: int) -> None:
+        self.page.locator(f"#stop-{i}").click()
+
+    def compute_offered(self, i: int) -> bool:
+        return self.page.locator(f"#compute-{i}").is_visible()
+
+    def compute_map(self, i: int) -> None:
+        self.page.locator(f"#compute-{i}").click()
+
+    def rollout(self, i: int, on: bool) -> None:
+        box = self.column(i).get_by_label(LABEL.rollout)
+        box.check() if on else box.uncheck()
+
+    def layer_enabled(self, i: int) -> bool:
+        return self.column(i).get_by_label("range slider for Layer").is_enabled()
+
+    def switch_off(self, i: int, typed: str) -> None:
+        box = self.page.locator(f"#lesion-{i} input")
+        box.click()
+        box.press_sequentially(typed)
+        self.page.get_by_role("option").first.click()
+        self.page.keyboard.press("Escape")
+
+    def export_default_figure(self) -> str:
+        self.page.get_by_text(LABEL.exports).click()
+        self.page.locator("#export-one").click()
+        link = self.page.locator("#export-file a[download]").first
+        link.wait_for(timeout=ANALYSIS_MS)
+        with self.page.expect_download(timeout=ANALYSIS_MS) as started:
+            link.click()
+        return started.value.suggested_filename
+
+    def tour_move(self, button: str) -> None:
+        self.page.locator("#tour-next" if button == "next" else "#tour-back").click()
+
+    def tour_position(self) -> Locator:
+        return self.page.locator("#tour-progress")
+
+    def full_rerun(self, wait: bool = True) -> None:
+        """A change that re-draws every map of the Compare tab: the map opacity."""
+        number = self.page.get_by_label(f"number input for {LABEL.opacity}")
+        number.fill("0.55" if number.input_value() == "0.5" else "0.5")
+        number.press("Enter")
+
+    def spec(self, text: str) -> None:
+        box = self.page.locator("#alternet-spec textarea, #alternet-spec input").first
+        box.fill(text)
+        box.press("Enter")
+
+    def spec_problem(self) -> Locator:
+        return self.page.locator("#alternet-spec-problem")
+
+    def drawing(self) -> Locator:
+        return self.page.locator("#alternet-svg")
+
+    def upload(self, path: Path) -> None:
+        self.page.locator("#image-input input[type=file]").first.set_input_files(str(path))
+
+    def bad_file_message(self, name: str) -> Locator:
+        return self.page.locator(".toast-body").filter(has_text=name)
+
+    def exceptions(self) -> list[str]:
+        return [*super().exceptions(), *gradio_errors(self.page)]
+
+
+class Streamlit(Front):
+    name = "streamlit"
+
+    def settle(self) -> None:
+        streamlit_settled(self.page, ANALYSIS_MS)
+
+    def shot(self, step: str) -> None:
+        """Streamlit scrolls inside its own container: the viewport is made as tall as the page for the picture."""
+        width = self.page.viewport_size["width"]
+        height = self.page.evaluate("() => document.querySelector('[data-testid=stMain]').scrollHeight")
+        self.page.set_viewport_size({"width": width, "height": min(max(height, 900), 12_000)})
+        self.page.wait_for_timeout(1000)
+        super().shot(step)
+        self.page.set_viewport_size({"width": width, "height": 1000 if width > 500 else 844})
+
+    def open(self, photo: Path) -> None:
+        self.page.goto(self.url)
+        self.page.get_by_role("button", name=LABEL.analyze).wait_for(timeout=ANALYSIS_MS)
+        self.settle()
+        assert photo.name == "cat.jpg"  # the sample box's first photo
+
+    def photo_shown(self) -> bool:
+        return self.page.locator("[data-testid=stImage]").filter(has_text="cat.jpg").first.is_visible()
+
+    def models(self) -> Locator:
+        return self.page.locator("[data-testid=stMultiSelect]").filter(has_text=LABEL.models.format(count=4))
+
+    def ticked(self) -> list[str]:
+        names = self.models().get_by_role("button", name=re.compile("^Remove ")).all()
+        return [name.get_attribute("aria-label").removeprefix("Remove ") for name in names]
+
+    def tick(self, label: str) -> None:
+        self.settle()
+        box = self.models().locator("input").first
+        box.click()
+        box.press_sequentially(label)
+        option = self.page.get_by_role("option", name=label, exact=True)
+        if option.count():
+            option.click()
+        self.page.keyboard.press("Escape")
+        self.page.locator("h1").first.click()  # the list closed: while it is open the page is hidden from roles
+        self.settle()
+
+    def untick(self, label: str) -> None:
+        self.settle()
+        self.models().get_by_role("button", name=f"Remove {label}").click()
+        self.settle()
+
+    def analyze(self, expect_models: list[str], clicks: int = 1) -> None:
+        self.settle()
+        button = self.page.get_by_role("button", name=LABEL.analyze)
+        button.dblclick() if clicks == 2 else button.click()
+        waiting = self.page.get_by_text(re.compile("for the new photo|then Analyze"))  # LABEL.stale, LABEL.ready
+        expect(waiting).to_have_count(0, timeout=ANALYSIS_MS)
+        for i, label in enumerate(expect_models):
+            expect(self.column(i).locator("h3")).to_have_text(re.compile(f"^{re.escape(label)}"), timeout=ANALYSIS_MS)
+        self.settle()
+
+    def column(self, i: int) -> Locator:
+        columns = self.page.locator("[data-testid=stColumn]").filter(has=self.page.locator("h3"))
+        return columns.filter(visible=True).nth(i)
+
+    def heading(self, i: int) -> str:
+        return words(self.column(i).locator("h3").inner_text())
+
+    def method(self, i: int) -> str:
+        return self.column(i).get_by_role("combobox", name=LABEL.method, exact=True).input_value()
+
+    def target(self, i: int) -> str:
+        return self.column(i).get_by_role("combobox", name=LABEL.target, exact=True).input_value()
+
+    def lesioned(self, i: int) -> int:
+        chosen = self.column(i).locator("[data-testid=stMultiSelect]").filter(has_text=LABEL.lesion)
+        return chosen.get_by_role("button", name=re.compile("^Remove ")).count()
+
+    def choose_method(self, i: int, method: str, wait: bool = True) -> None:
+        """Pick `method` in column `i`'s list; a list that a rerun starting just then closed is opened again."""
+        option = self.page.get_by_role("option", name=method, exact=True)
+        for _ in range(3):
+            self.settle()
+            self.column(i).get_by_role("combobox", name=LABEL.method).click()
+            try:
+                option.wait_for(timeout=10_000)
+                break
+            except PlaywrightTimeout:
+                self.page.keyboard.press("Escape")
+        option.click()
+        if wait:
+            self.settle()
+
+    def caption(self, i: int) -> Locator:
+        return self.column(i).locator("[data-testid=stImageCaption]").first
+
+    def stop_map(self, i: int) -> None:
+        self.column(i).get_by_role("button", name=LABEL.stop_map).click()
+
+    def compute_offered(self, i: int) -> bool:
+        return self.column(i).get_by_role("button", name=LABEL.compute_map).is_visible()
+
+    def compute_map(self, i: int) -> None:
+        self.settle()
+        self.column(i).get_by_role("button", name=LABEL.compute_map).click()
+
+    def rollout(self, i: int, on: bool) -> None:
+        self.settle()
+        box = self.column(i).get_by_role("checkbox", name=LABEL.rollout)
+        if box.is_checked() != on:
+            self.column(i).get_by_text(LABEL.rollout).click()
+        self.settle()
+
+    def layer_enabled(self, i: int) -> bool:
+        slider = self.column(i).locator("[data-testid=stSlider]").filter(has_text=LABEL.layer).first
+        return not slider.evaluate("e => !!e.querySelector('[aria-disabled=true], [disabled], [data-disabled]')")
+
+    def switch_off(self, i: int, typed: str) -> None:
+        self.settle()
+        box = self.column(i).locator("[data-testid=stMultiSelect]").filter(has_text=LABEL.lesion).locator("input")
+        box.click()
+        box.press_sequentially(typed)
+        self.page.get_by_role("option").first.click()
+        self.page.keyboard.press("Escape")
+
+    def export_default_figure(self) -> str:
+        self.settle()
+        self.page.get_by_text(LABEL.exports).click()
+        self.settle()
+        self.page.get_by_role("button", name=LABEL.export_figure).click()
+        offered = self.page.get_by_role("button", name=re.compile(r"^Download fig"))
+        offered.wait_for(timeout=ANALYSIS_MS)
+        with self.page.expect_download(timeout=ANALYSIS_MS) as started:
+            offered.click()
+        return started.value.suggested_filename
+
+    def tour_move(self, button: str) -> None:
+        self.settle()
+        self.page.get_by_role("button", name="Next →" if button == "next" else "← Back").click()
+        self.settle()
+
+    def tour_position(self) -> Locator:
+        return self.page.locator("[data-testid=stProgress]").filter(has_text="Step ").first
+
+    def full_rerun(self, wait: bool = True) -> None:
+        """A change that re-runs the whole page: the map opacity."""
+        if wait:
+            self.settle()
+        slider = self.page.get_by_role("slider", name=LABEL.opacity)
+        slider.focus()
+        slider.press("ArrowLeft")
+        if wait:
+            self.settle()
+
+    def spec(self, text: str) -> None:
+        self.settle()
+        box = self.page.get_by_label(LABEL.spec)
+        box.fill(text)
+        box.press("Enter")
+        self.settle()
+
+    def spec_problem(self) -> Locator:
+        return self.page.locator("[data-testid=stAlert]").filter(has_text="s1:1").first
+
+    def drawing(self) -> Locator:
+        return self.page.locator("#alternet-svg")
+
+    def upload(self, path: Path) -> None:
+        self.settle()
+        self.page.locator("input[type=file]").first.set_input_files(str(path))
+        self.page.locator("[data-testid=stFileChipName]", has_text=path.name).first.wait_for(timeout=REDRAW_MS)
+        self.settle()
+
+    def bad_file_message(self, name: str) -> Locator:
+        return self.page.locator("[data-testid=stAlert]").filter(has_text=name)
+
+
+# The journey: each step takes a front end and records what it shows in `front.seen`.
+
+
+def model_limit(front: Front, photo: Path) -> None:
+    """Both ask for at most four models: a fifth tick does not stay."""
+    front.open(photo)
+    assert front.photo_shown(), "the photo to analyze is shown"
+    for label in front.ticked():
+        front.untick(label)
+    for label in [RESNET, VIT, *EXTRA]:
+        front.tick(label)
+    front.seen["limit"] = len(front.ticked())
+    assert front.seen["limit"] == 4, front.ticked()
+    for label in [label for label in front.ticked() if label not in (RESNET, VIT)]:
+        front.untick(label)
+    assert sorted(front.ticked()) == sorted([RESNET, VIT])
+    front.no_exception()
+
+
+def analyze_two(front: Front, photo: Path) -> None:
+    """ResNet-50 (no trained weights offline: random, and said so) and the trained ViT/4."""
+    front.analyze([RESNET, VIT])
+    assert "random weights" in front.heading(0) + front.column(0).inner_text()
+    assert "trained here" in front.column(1).inner_text()
+    front.seen["first methods"] = (front.method(0), front.method(1))
+    front.no_exception()
+    front.shot("1-analyzed")
+
+
+def pick_map(front: Front, photo: Path) -> None:
+    """A map picked for the ViT; under rollout (every layer at once) the layer does not apply."""
+    front.rollout(1, True)
+    expect(front.caption(1)).to_contain_text("Attention rollout", timeout=REDRAW_MS)
+    front.seen["layer under rollout"] = front.layer_enabled(1)
+    assert not front.seen["layer under rollout"], "rollout spans every layer: its Layer control is disabled"
+    front.rollout(1, False)
+    front.choose_method(1, PICKED_MAP)
+    expect(front.caption(1)).to_contain_text(PICKED_MAP, timeout=REDRAW_MS)
+    front.no_exception()
+
+
+def slow_map(front: Front, photo: Path) -> None:
+    """A map that takes a while (Occlusion of ResNet-50): Stop leaves the previous map, says so and offers to
+    compute the one picked; computed again, the map opacity changed meanwhile does not start it over."""
+    front.choose_method(0, "Occlusion", wait=False)
+    expect(front.column(0).get_by_text(re.compile(r"Occlusion: \d+/")).first).to_be_visible(timeout=REDRAW_MS)
+    front.stop_map(0)
+    expect(front.column(0).get_by_text(LABEL.map_stopped).first).to_be_visible(timeout=REDRAW_MS)
+    front.seen["after stop"] = (front.method(0), front.compute_offered(0))
+    assert front.seen["after stop"] == ("Occlusion", True)
+    expect(front.column(0).get_by_text("Occlusion of")).to_have_count(0)  # no half-made map is shown
+    front.shot("6-stopped")
+    progress = front.watch(r"Occlusion: (\d+)/")
+    front.compute_map(0)
+    expect(front.column(0).get_by_text(re.compile(r"Occlusion: \d+/")).first).to_be_visible(timeout=REDRAW_MS)
+    front.full_rerun(wait=False)
+    expect(front.caption(0)).to_contain_text("Occlusion of", timeout=ANALYSIS_MS)
+    front.settle()
+    steps = progress()
+    front.seen["occlusion restarted"] = steps != sorted(steps)
+    assert steps and not front.seen["occlusion restarted"], f"the map's progress went {steps}"
+    assert not front.compute_offered(0)
+    front.no_exception()
+
+
+def lesion(front: Front, photo: Path) -> None:
+    front.switch_off(1, "msa")
+    expect(front.column(1).locator("h3")).to_contain_text("switched off", timeout=ANALYSIS_MS)
+    front.settle()
+    assert front.lesioned(1) == 1
+    front.no_exception()
+    front.shot("2-lesion")
+
+
+def swap_model(front: Front, photo: Path) -> None:
+    """The ViT swapped for AlterNet and re-analyzed: its column shows AlterNet's own defaults, nothing that was
+    chosen for the ViT (the map method, the class explained, the unit switched off)."""
+    front.untick(VIT)
+    front.tick(ALTERNET)
+    count = front.analyses()
+    front.analyze([RESNET, ALTERNET])
+    assert count() == 1, "one Analyze, one analysis shown"
+    assert front.heading(1).startswith(ALTERNET) and "switched off" not in front.heading(1)
+    assert front.lesioned(1) == 0
+    method, target = front.method(1), front.target(1)
+    assert method != PICKED_MAP, f"AlterNet's column kept the ViT's map method {method!r}"
+    assert target.split(" (")[0] in CIFAR, f"AlterNet's class explained is not one of its CIFAR-10 classes: {target!r}"
+    front.seen["alternet defaults"] = (method, target.split(" (")[0])
+    front.no_exception()
+    front.shot("3-swapped")
+
+
+def export_figure(front: Front, photo: Path) -> None:
+    front.seen["default figure"] = front.export_default_figure()
+    front.no_exception()
+    assert front.heading(1).startswith(ALTERNET)  # the columns are still there
+
+
+def tour(front: Front, photo: Path) -> None:
+    """Next and Back put the step in the address (a link a teacher can copy); a full rerun of the page later
+    keeps the tab that was clicked."""
+    front.tab("Guided tour")
+    addresses = []
+    for move, number in (("next", 2), ("next", 3), ("back", 2)):
+        front.tour_move(move)
+        expect(front.tour_position()).to_contain_text(f"Step {number} of", timeout=REDRAW_MS)
+        expect(front.page).to_have_url(re.compile(f"[?&]step={KEYS[number - 1]}"), timeout=REDRAW_MS)
+        addresses.append(re.search(r"[?&]step=([^&]+)", front.page.url).group(1))
+    front.seen["tour addresses"] = addresses
+    front.shot("4-tour")
+    front.tab("Compare models")
+    front.full_rerun()
+    front.settle()
+    front.seen["tab after a rerun"] = front.selected_tab()
+    assert front.seen["tab after a rerun"] == "Compare models"
+    front.no_exception()
+
+
+def alternet_spec(front: Front, photo: Path) -> None:
+    front.tab("AlterNet (Section 4)")
+    expect(front.drawing()).to_have_attribute("aria-label", re.compile("AlterNet architecture"), timeout=ANALYSIS_MS)
+    front.spec(BAD_SPEC)
+    problem = front.spec_problem()
+    expect(problem).to_be_visible(timeout=REDRAW_MS)
+    front.seen["bad spec"] = words(problem.inner_text())
+    front.shot("5-bad-spec")
+    front.spec(GOOD_SPEC)
+    expect(front.drawing()).to_have_attribute("aria-label", DRAWING.format(spec=GOOD_SPEC), timeout=ANALYSIS_MS)
+    expect(problem).to_be_hidden(timeout=REDRAW_MS)
+    front.no_exception()
+    compare, alternet = fig9_colours(front.page, RESNET), fig9_colours(front.page, "PreAct")
+    front.seen["alternet colour"] = colour_of(alternet, "AlterNet")
+    assert colour_of(compare, "AlterNet") == front.seen["alternet colour"], (compare, alternet)
+    front.tab("Compare models")
+
+
+def double_click(front: Front, photo: Path) -> None:
+    """A double click on Analyze (another photo, the same models) analyzes once."""
+    front.upload(photo.with_name("coffee.jpg"))
+    count = front.analyses()
+    front.analyze([RESNET, ALTERNET], clicks=2)
+    front.page.wait_for_timeout(3000)  # a second analysis, were it started, would show by now
+    front.settle()
+    front.seen["double click"] = count()
+    assert front.seen["double click"] == 1, f"{front.seen['double click']} analyses for a double click"
+    front.no_exception()
+
+
+def not_an_image(front: Front, photo: Path) -> None:
+    """A file that is not an image, uploaded and analyzed: named in one line, the same in both."""
+    path = front.tmp / "notes.jpg"
+    path.write_text("not a photo")
+    front.upload(path)
+    front.settle()
+    front.page.get_by_role("button", name=LABEL.analyze).click()
+    shown = front.bad_file_message("notes.jpg")
+    expect(shown.first).to_be_visible(timeout=REDRAW_MS)
+    line = re.search(r"notes\.jpg: [^\n]*", shown.first.inner_text())
+    assert line, shown.first.inner_text()
+    front.seen["bad file"] = line.group(0).strip()
+    assert "Traceback" not in front.seen["bad file"] and "/" not in front.seen["bad file"]
+
+
+def phone(front: Front, photo: Path) -> None:
+    front.page.set_viewport_size({"width": 390, "height": 844})
+    front.page.wait_for_timeout(1500)
+    button = front.page.get_by_role("button", name=LABEL.analyze).bounding_box()
+    assert button and button["x"] >= 0 and button["x"] + button["width"] <= 390, button
+    front.no_exception()
+    front.shot("7-phone")
+    front.page.set_viewport_size({"width": 1440, "height": 1000})
+
+
+JOURNEY = [model_limit, analyze_two, pick_map, lesion, swap_model, export_figure, tour, alternet_spec, slow_map]
+JOURNEY += [double_click, phone, not_an_image]
+
+
+@pytest.mark.parametrize("front_end", ["gradio", "streamlit"])
+def test_the_journey(front_end: str, request, page: Page, sample_photo: Path, output_dir: Path, tmp_path: Path):
+    page.set_viewport_size({"width": 1440, "height": 1000})
+    url = request.getfixturevalue("server_url" if front_end == "gradio" else "streamlit_url")
+    front = (Gradio if front_end == "gradio" else Streamlit)(page, url, output_dir, tmp_path)
+    SEEN[front_end] = front.seen
+    for step in JOURNEY:
+        try:
+            step(front, sample_photo)
+        except Exception:
+            front.shot(f"failed-{step.__name__}")
+            raise
+
+
+def test_both_front_ends_showed_the_same():
+    """Run after the journeys: the same limits, defaults, links and messages in both front ends."""
+    assert set(SEEN) == {"gradio", "streamlit"}, "run both journeys first"
+    gradio, streamlit = SEEN["gradio"], SEEN["streamlit"]
+    assert set(gradio) == set(streamlit), (sorted(gradio), sorted(streamlit))
+    for what in sorted(gradio):
+        assert gradio[what] == streamlit[what], (what, gradio[what], streamlit[what])

@@ -8,7 +8,6 @@ layer, head and rollout), lesions and Fig 2a; Figs 8 and 9 overlaid; exports for
 
 from __future__ import annotations
 
-import threading
 import time
 from dataclasses import dataclass, field, replace
 
@@ -26,6 +25,7 @@ from engine.analyses.attributions import METHODS
 from engine.errors import EngineError, shown
 from engine.results import ModelResult
 
+LOOKS_KEPT_S = 3600  # a run's latest restyle is kept this long (a map computed meanwhile is drawn in it)
 DEFAULT_FIGURE = "fig9-variance"  # the figure an export offers first, in every front end
 
 
@@ -122,7 +122,7 @@ class CompareTab:
     """The Compare tab's decisions, over the app's service."""
 
     service: Service
-    computing: dict[tuple[int, tuple], threading.Event] = field(default_factory=dict, repr=False)  # maps in flight
+    looks: dict[int, tuple[float, Look]] = field(default_factory=dict, repr=False)  # id(run): latest restyle, when
 
     def analyze(
         self,
@@ -223,28 +223,25 @@ class CompareTab:
         """One model's map as `options` choose it, and its caption. The recorded attention and the top-1
         Grad-CAM are redraws; another method's map is computed once for the run's photo, model and lesion
         (with progress), then redrawn from the run."""
+        started = time.monotonic()
         if not options.computed(run):
-            method, target, steps = flight = options.key(run)
-            done = self.computing[(id(run), flight)] = threading.Event()
-            try:
-                with problems():
-                    self.service.attribution(run, method, target, steps, report)
-            finally:
-                done.set()
-                if self.computing.get((id(run), flight)) is done:
-                    del self.computing[(id(run), flight)]
+            method, target, steps = options.key(run)
+            with problems():
+                self.service.attribution(run, method, target, steps, report)
+        when, latest = self.looks.get(id(run), (0.0, look))
+        look = latest if when > started else look  # the colours or opacity changed while it was computed
         return render(run, options, look.colormap, look.opacity)
 
     def restyle(self, run: ModelRun, options: ViewOptions, look: Look) -> tuple[np.ndarray, str] | None:
         """The map as `options` choose it drawn in `look` (other colours, another opacity) without computing
-        anything: a map being computed is waited for, one that is not (a Stop left it) gives None."""
+        anything; a map not computed yet gives None, and one being computed is drawn in `look` when done."""
+        now = time.monotonic()
+        for key, (when, _) in list(self.looks.items()):  # a copy: other sessions' threads change it too
+            if now - when > LOOKS_KEPT_S:
+                self.looks.pop(key, None)
+        self.looks[id(run)] = (now, look)
         if not options.computed(run):
-            flight = self.computing.get((id(run), options.key(run)))
-            if flight is None:
-                return None
-            flight.wait()
-            if not options.computed(run):
-                return None
+            return None
         return render(run, options, look.colormap, look.opacity)
 
     def lesion(

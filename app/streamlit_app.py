@@ -64,7 +64,7 @@ from app.tabs.tour import index_of as tour_index  # noqa: E402
 from app.views import alternet as view  # noqa: E402
 from app.views import texts as text  # noqa: E402
 from app.views.attention import COLORMAPS, MEAN, ViewOptions  # noqa: E402
-from app.views.texts import LABEL  # noqa: E402
+from app.views.texts import LABEL, literal  # noqa: E402
 from engine import errors  # noqa: E402
 from engine.placement import PAPER_DEPTHS  # noqa: E402
 
@@ -86,13 +86,13 @@ def photo() -> tuple[bytes, str]:
     sample = right.selectbox(LABEL.sample, [p.name for p in SAMPLES], index=0, key="sample", disabled=own is not None)
     if own is not None:
         picture = own.getvalue(), upload.name if upload is not None else "camera.jpg"
-        right.caption(f"Using **{picture[1]}**; remove it to use a sample photo.")
+        right.caption(f"Using **{literal(picture[1])}**; remove it to use a sample photo.")
     else:
         picture = next(p for p in SAMPLES if p.name == sample).read_bytes(), sample
     if problem := unreadable(picture):
         right.error(problem)
     else:
-        right.image(picture[0], caption=picture[1], width=240)
+        right.image(picture[0], caption=literal(picture[1]), width=240)
     return picture
 
 

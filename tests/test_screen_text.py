@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import re
 import zipfile
+from html import unescape
 from io import BytesIO
 from pathlib import Path
 
 import numpy as np
 import pytest
+from markdown_it import MarkdownIt
 from PIL import Image
 
 from app import export
@@ -23,7 +25,8 @@ from app.tabs.tour import TourTab, handout_figures
 from app.views import evidence, figures
 from app.views import texts as text
 from app.views.attention import MEAN, ViewOptions, render
-from app.views.texts import LABEL
+from app.views.texts import LABEL, literal
+from engine.errors import shown
 from engine.results import AttributionMap
 
 
@@ -156,3 +159,15 @@ def test_the_fig_11_drawing_scrolls_rather_than_shrinks_on_a_phone():
 
     html = drawing_html(parse("s4:4", PAPER_DEPTHS))
     assert "overflow-x:auto" in html and f"min-width:{DRAWING_MIN_WIDTH}px" in html
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["[click](http://example.com/x).jpg", "**bold** _it_ `code`.png", "# head <b>x</b> ~~s~~ $x$ | a:b.jpg", "a" * 90],
+)
+def test_a_file_name_shown_in_markdown_is_plain_text(name: str) -> None:
+    """Streamlit renders captions as Markdown: a file name goes through texts.literal, and a Markdown renderer
+    (markdown-it, CommonMark) gives back its text, cut as messages are, with no link, emphasis or tag."""
+    html = MarkdownIt("commonmark").renderInline(literal(name))
+    assert not re.search(r"<(a|strong|em|code|b|h1)\b", html), html
+    assert unescape(html) == shown(name)

@@ -1,5 +1,18 @@
 """What each panel shows and which figure of Park & Kim (ICLR 2022) it reproduces (Markdown)."""
 
+import re
+
+from engine.errors import shown
+
+MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+\-.!<>|~$:])")
+
+
+def literal(text: str) -> str:
+    """A user's string (a file name) as Markdown shows it: cut to 60 characters (engine.errors.shown), every
+    Markdown character escaped, so that it cannot format or link the page."""
+    return MARKDOWN.sub(r"\\\1", shown(text))
+
+
 INTRO = """# ViT explorer
 See how a CNN and a Vision Transformer process **your** photo, side by side, with the measurements of
 Park & Kim, [*How Do Vision Transformers Work?*](https://arxiv.org/abs/2202.06709) (ICLR 2022):

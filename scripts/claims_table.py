@@ -1,14 +1,16 @@
-"""The claims tables, generated from the stored results in assets/ (engine.verdicts): the README's short one
-(claim, figure, verdict here, one number) and the full one for docs/training.md (the paper's statement, the rule,
-what is seen here).
+"""The generated tables of the documents, from the stored results in assets/: the README's short claims table
+(claim, figure, verdict here, one number; engine.verdicts), the full one for docs/training.md (the paper's
+statement, the rule, what is seen here) and the README's table of the bundled family (each member's test accuracy,
+over its seeds where there are several; scripts/family_table.py).
 
-    python scripts/claims_table.py            # the short table
-    python scripts/claims_table.py --full     # the full table
+    python scripts/claims_table.py            # the short claims table
+    python scripts/claims_table.py --full     # the full claims table
     python scripts/claims_table.py --write    # replace the text between the markers in README.md / docs/training.md
 
-The README holds the short table between `<!-- claims:start -->` and `<!-- claims:end -->`, docs/training.md the full
-one between `<!-- claims-full:start -->` and `<!-- claims-full:end -->`; tests/test_claims_table.py checks that each
-equals what this prints.
+The README holds the short table between `<!-- claims:start -->` and `<!-- claims:end -->` and the family's between
+`<!-- family:start -->` and `<!-- family:end -->`, docs/training.md the full one between `<!-- claims-full:start -->`
+and `<!-- claims-full:end -->`; tests/test_claims_table.py checks that each equals what this makes. The trainer
+(scripts/train_family.py --commit) rewrites them when it bundles a checkpoint.
 """
 
 from __future__ import annotations
@@ -20,15 +22,17 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from family_table import readme_table  # noqa: E402
+
 from engine.verdicts import all_verdicts, full_table, short_table  # noqa: E402
 
-DOCUMENTS = {REPO / "README.md": "short", REPO / "docs" / "training.md": "full"}
-MARKERS = {"short": "claims", "full": "claims-full"}
+DOCUMENTS = ((REPO / "README.md", "short"), (REPO / "README.md", "family"), (REPO / "docs" / "training.md", "full"))
+MARKERS = {"short": "claims", "full": "claims-full", "family": "family"}
 
 
 def tables() -> dict[str, str]:
     verdicts = all_verdicts()
-    return {"short": short_table(verdicts), "full": full_table(verdicts)}
+    return {"short": short_table(verdicts), "full": full_table(verdicts), "family": readme_table()}
 
 
 def markers(kind: str) -> tuple[str, str]:
@@ -58,10 +62,10 @@ def main(argv: list[str] | None = None) -> int:
     if not args.write:
         print(made["full" if args.full else "short"])
         return 0
-    for path, kind in DOCUMENTS.items():
+    for path, kind in DOCUMENTS:
         if path.is_file() and marked(text := path.read_text(), kind) is not None:
             path.write_text(replaced(text, kind, made[kind]))
-            print(f"{path.relative_to(REPO)}: the {kind} claims table written")
+            print(f"{path.relative_to(REPO)}: the {kind} table written")
     return 0
 
 

@@ -1,5 +1,6 @@
-"""Print the README's table of the bundled CIFAR-10 family from the checkpoints' sidecars, with every bundled seed
-of a build-up step (`<stem>-seed<N>`, engine.buildup) where there are more than one.
+"""The tables of the bundled CIFAR-10 family from the checkpoints' sidecars, with every bundled seed of a build-up
+step (`<stem>-seed<N>`, engine.buildup) where there are more than one: the full one for docs/training.md (printed
+here) and the README's short one (`readme_table`, written by scripts/claims_table.py --write).
 
 python scripts/family_table.py
 """
@@ -14,6 +15,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from train_family import ORDER, family  # noqa: E402
 
 from engine.buildup import runs_of, seeds_text  # noqa: E402
+from engine.checkpoint import read_meta  # noqa: E402
 from engine.cost import params_and_flops  # noqa: E402
 from engine.models import CHECKPOINTS  # noqa: E402
 from engine.registry import load_checkpoint  # noqa: E402
@@ -27,6 +29,29 @@ def seeds(name: str) -> str:
     """'1' for one bundled run; '3: 87.8% (87.7, 88.0, 87.6 over seeds 0, 1, 2)' for several."""
     runs = runs_of(int(name[4:])) if name.startswith("step") else []
     return f"{len(runs)}: {seeds_text(runs)}" if len(runs) > 1 else "1"
+
+
+def readme_table() -> str:
+    """The README's table: each member, its test accuracy (the mean and each seed's where there are several) and
+    its epochs."""
+    rows = ["| member | test accuracy | epochs |", "|---|---:|---:|"]
+    members = family()
+    for name in sorted(ORDER, key=lambda n: (n == "vit", n)):  # step0 .. step6, then the ViT
+        stem = members[name][1]
+        if not (CHECKPOINTS / f"{stem}.json").is_file():
+            continue
+        meta = read_meta(CHECKPOINTS / f"{stem}.safetensors")
+        runs = runs_of(int(name[4:])) if name.startswith("step") else []
+        accuracy = seeds_text(runs) if runs else f"{100 * meta.test_accuracy:.1f}%"
+        if name == "vit":
+            label = "ViT (CIFAR)"
+        elif name == "step0":
+            label = "step 0: PreAct ResNet"
+        else:
+            paper = " (the paper's)" if name == "step6" else ""
+            label = f"step {name[4:]}: AlterNet `{meta.options['msa']}`{paper}"
+        rows.append(f"| {label} | {accuracy} | {meta.epochs:g} |")
+    return "\n".join(rows)
 
 
 def main() -> None:

@@ -121,12 +121,16 @@ def command_for(name: str, data: str, epochs: int, out: Path | None = None, seed
 
 
 def bundle(stem: str, recipe: str, commit: bool) -> None:
-    """Copy a finished run's checkpoint into assets/checkpoints/ (and commit just those two files)."""
+    """Copy a finished run's checkpoint into assets/checkpoints/ and rewrite the documents' generated tables (the
+    claims and the family's, which count every bundled seed); with `commit`, commit just those files (the whole of
+    README.md and docs/training.md: commit other edits to them first)."""
     run = state_root(recipe) / stem
     files = []
     for suffix in (".safetensors", ".json", ".correct.npz"):
         shutil.copyfile(run.with_suffix(suffix), CHECKPOINTS / f"{stem}{suffix}")
         files.append(f"assets/checkpoints/{stem}{suffix}")
+    subprocess.run([sys.executable, str(REPO / "scripts" / "claims_table.py"), "--write"], cwd=REPO, check=True)
+    files += ["README.md", "docs/training.md"]
     if not commit:
         return
     meta = json.loads(run.with_suffix(".json").read_text())

@@ -54,3 +54,12 @@ def test_several_seeds_decide_on_the_difference_of_means():
     assert verdict.outcome == FAILS and "over 3 and 3 seeds" in verdict.number
     assert "87.0% (87.0, 87.1, 86.9 over seeds 0, 1, 2)" in verdict.here and "seed 2:" in verdict.here
     assert "Welch" in verdict.rule
+
+
+def test_uneven_seeds_say_so_and_rest_on_seed_0():
+    rng = np.random.default_rng(2)
+    bits = [rng.random(10_000) < 0.88 for _ in range(2)]
+    cnn = [run(s, float(b.mean()), b) for s, b in enumerate(bits)]
+    verdict = alternet_verdict({0: cnn, 6: [run(0, float(bits[0].mean()), bits[0].copy())]})
+    assert verdict.outcome == NO_DIFFERENCE and "1 and 2 seeds are bundled" in verdict.rule
+    assert "seed 0 of 1 and 2" in verdict.here and "only one seed each" not in verdict.here

@@ -14,7 +14,7 @@ from claims_table import DOCUMENTS, marked, replaced, tables  # noqa: E402
 def test_the_documents_hold_the_generated_claims_tables():
     made = tables()
     checked = 0
-    for path, kind in DOCUMENTS.items():
+    for path, kind in DOCUMENTS:
         shown = marked(path.read_text(), kind) if path.is_file() else None
         if shown is None:
             continue

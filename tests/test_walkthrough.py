@@ -214,7 +214,7 @@ def top5(column: Locator) -> list[str]:
 
 def type_into(select: Locator, text: str) -> None:
     """Type into a select's box, key by key as a user does, to filter its options (and open them)."""
-    select.click(timeout=REDRAW_MS)  # a busy machine may still be drawing the page
+    select.click(timeout=ANALYSIS_MS)  # a busy machine may still be drawing the page (a rerun of every column)
     select.press_sequentially(text, timeout=REDRAW_MS)
 
 

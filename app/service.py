@@ -28,7 +28,7 @@ from PIL import Image
 
 import engine
 from app.guard import Uploads, model_names, refuse, stoppable
-from app.views.units import unit_label
+from app.views.units import switched_off, unit_label, unit_name
 from engine.analyses.attributions import METHODS, IntegratedGradients, unsupported
 from engine.analyses.dataset_curves import IMAGE_SUFFIXES, DatasetCurves, image_names
 from engine.analyses.logit_lens import LogitLens, LogitLensResult
@@ -112,13 +112,6 @@ def ig_steps(steps: object) -> int:
             f"Integrated Gradients takes 2 to {MAX_IG_STEPS} steps, not {shown(number, 20)}", "steps out of range"
         )
     return number
-
-
-def switched_off(indices: list[int]) -> str:
-    """'unit 5 switched off', 'units 1 and 4 switched off', 'units 1, 4 and 6 switched off'."""
-    numbers = [str(i) for i in indices]
-    listed = numbers[0] if len(numbers) == 1 else f"{', '.join(numbers[:-1])} and {numbers[-1]}"
-    return f"unit{'s' * (len(numbers) > 1)} {listed} switched off"
 
 
 def on_model_thread(method: Method) -> Method:
@@ -338,7 +331,9 @@ class Service:
         loaded = self.load(original.result.name, original.weights)
         with engine.Lesion(loaded, indices):
             lesioned = self._run(loaded, original.picture, original.weights)
-        result = replace(lesioned.result, label=f"{original.result.label} · {switched_off(indices)}")
+        specs = loaded.spec.blocks(loaded.module)
+        off = switched_off([unit_name(specs[i].name) for i in indices])  # as the lesion picker names them
+        result = replace(lesioned.result, label=f"{original.result.label} · {off}")
         return replace(lesioned, result=result, lesion=tuple(indices), original=original)
 
     def unsupported(self, run: ModelRun, method: str) -> str | None:

@@ -103,11 +103,11 @@ def test_a_lesion_changes_the_results_and_clearing_it_restores_them_bit_for_bit(
 
     lesioned = client.predict([5, 6], api_name="/lesion_0")
     assert lesioned[1]["value"] != predictions
-    resnet = curves(fig8(lesioned))["ResNet-50 · units 5 and 6 switched off (random weights)"]
+    resnet = curves(fig8(lesioned))["ResNet-50 · layer2.1 and layer2.2 switched off (random weights)"]
     assert resnet != curves(high_frequency)["ResNet-50 (random weights)"]
     client.predict(layer=3, head="2", api_name="/view_1")
     vit_lesioned = client.predict([1, 4], api_name="/lesion_1")  # an msa and an mlp unit of ViT-Ti
-    assert "units 1 and 4 switched off" in vit_lesioned[0]
+    assert "blocks.0.msa and blocks.1.mlp switched off" in vit_lesioned[0]
     caption = vit_lesioned[3]  # the lesioned model's map, as it was chosen: layer 3, head 2
     assert "layer 3/12" in caption and "head 2/3" in caption, caption
     with pytest.raises(AppError, match="4 .* is not in the list of choices"):  # a subsampling block

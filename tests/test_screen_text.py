@@ -98,6 +98,17 @@ def test_the_counts_under_figs_8_and_9_leave_out_a_switched_off_unit(service: Se
     assert [units for _, units in variance_after] == [units - 1 for _, units in variance_before]
 
 
+def test_a_switched_off_unit_is_named_as_in_its_picker_and_the_stored_counts_are_the_intact_models(
+    service: Service, runs
+):
+    alternet = runs[1]
+    label = dict((index, label) for label, index in alternet.units)[11]
+    lesioned = service.lesioned(alternet, [11])
+    assert label.startswith("s3:4 ") and lesioned.result.label.endswith(" · s3:4 switched off")
+    stored = evidence.variance_here([lesioned.result]).split("How stable")[1]
+    assert "switched off" not in stored and "with every unit in place" in stored, stored
+
+
 def test_an_empty_map_is_said_to_be_empty_and_leaves_the_photo_as_it_is(service: Service, runs):
     run = runs[0]
     target = run.result.predictions[0][0].index

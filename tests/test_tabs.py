@@ -54,7 +54,7 @@ def test_compare_analyzes_redraws_lesions_and_exports(service: Service, sample_p
     assert not np.array_equal(image, vit.image)
 
     lesioned = tab.lesion(page.runs, 1, [5, 6], Look())
-    assert lesioned.runs[1].lesion == (5, 6) and "units 5 and 6 switched off" in lesioned.columns[1].title
+    assert lesioned.runs[1].lesion == (5, 6) and "s2:2 and s2:3 switched off" in lesioned.columns[1].title
     assert lesioned.runs[0] is page.runs[0] and service.forward_passes > passes
     restored = tab.lesion(lesioned.runs, 1, [], Look())
     assert restored.runs[1] is page.runs[1]  # the original run, exactly

@@ -44,7 +44,7 @@ def check_handout(pack: zipfile.ZipFile) -> None:
     """The handout shows the maps as chosen on screen: ViT-Ti's layer 3, head 2, and the lesioned ResNet."""
     html = pack.read("handout.html").decode()
     assert "layer 3/12" in html and "head 2/3" in html, html[:2000]
-    assert "unit 5 switched off" in html
+    assert "layer2.1 switched off" in html
 
 
 # Gradio
@@ -128,7 +128,7 @@ def test_gradio_walkthrough(page: Page, server_url: str, sample_photo: Path, out
     page.get_by_role("option", name="5 layer2.1 (conv)").click()
     page.keyboard.press("Escape")
     resnet = page.locator("#model-0")
-    expect(resnet.locator("h3")).to_contain_text("unit 5 switched off", timeout=ANALYSIS_MS)
+    expect(resnet.locator("h3")).to_contain_text("layer2.1 switched off", timeout=ANALYSIS_MS)
     labels = resnet.locator("[data-testid=label] dt").all_inner_texts()
     assert len(labels) == 5 and all(TWO_DECIMALS.search(label) for label in labels), labels
     assert "layer 3/12" in caption.inner_text() and "head 2/3" in caption.inner_text()
@@ -301,7 +301,7 @@ def test_streamlit_walkthrough(
     type_into(resnet.locator("[data-testid=stMultiSelect]").filter(has_text=LABEL.lesion).locator("input"), "layer2.1")
     page.get_by_role("option", name="5 layer2.1 (conv)").click()
     page.keyboard.press("Escape")
-    page.get_by_role("heading", name="ResNet-50 · unit 5 switched off").wait_for(timeout=ANALYSIS_MS)
+    page.get_by_role("heading", name="ResNet-50 · layer2.1 switched off").wait_for(timeout=ANALYSIS_MS)
     streamlit_settled(page)
     labels = top5(resnet)
     assert len(labels) == 5 and all(TWO_DECIMALS.search(label) for label in labels), labels

@@ -142,12 +142,20 @@ def spread_line(spread: unit_spread.UnitSpread, value: str) -> str:
     return f"over the {spread.images:,} bundled test images: {'; '.join(parts)}"
 
 
+def _intact(result: ModelResult) -> str:
+    """The model the stored spreads measured: `result`'s own label, or, for a model with units switched off on
+    screen, its label as trained, said so (the spreads were measured with every unit in place)."""
+    if working(result) is result:
+        return result.label
+    return f"{result.label.split(' · ', 1)[0]} with every unit in place (as stored; not re-measured with units off)"
+
+
 def stored_spread(results: list[ModelResult], value: str) -> str:
     """For each trained model on screen whose checkpoint the family's stored spreads measured, its counts over the
     bundled test images with their intervals ('' where none is)."""
     spreads = _stored_spreads()
     lines = [
-        f"- {r.label}, {spread_line(spreads[r.weights], value)}."
+        f"- {_intact(r)}, {spread_line(spreads[r.weights], value)}."
         for r in results
         if not r.random_weights and r.weights in spreads
     ]

@@ -8,10 +8,23 @@ import re
 STAGE_BLOCK = re.compile(r"stages\.(\d+)\.(\d+)")
 
 
-def unit_label(index: int, name: str, kind: str) -> str:
-    """'s4:4 (msa, unit 17)' for block 3 of stage 3 (0-based module names), '5 layer2.1 (conv)' otherwise."""
+def unit_name(name: str) -> str:
+    """'s4:4' for block 3 of stage 3 (a 0-based module name), the module name itself otherwise ('layer2.1')."""
     found = STAGE_BLOCK.fullmatch(name)
     if found is None:
-        return f"{index} {name} ({kind})"
+        return name
     stage, block = (int(part) + 1 for part in found.groups())
-    return f"s{stage}:{block} ({kind}, unit {index})"
+    return f"s{stage}:{block}"
+
+
+def unit_label(index: int, name: str, kind: str) -> str:
+    """'s4:4 (msa, unit 17)' for block 3 of stage 3 (0-based module names), '5 layer2.1 (conv)' otherwise."""
+    if STAGE_BLOCK.fullmatch(name) is None:
+        return f"{index} {name} ({kind})"
+    return f"{unit_name(name)} ({kind}, unit {index})"
+
+
+def switched_off(names: list[str]) -> str:
+    """'s3:4 switched off', 'layer2.1 and layer2.2 switched off', 's3:2, s3:4 and s4:2 switched off'."""
+    listed = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+    return f"{listed} switched off"

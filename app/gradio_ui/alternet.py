@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import threading
 from html import escape
+from typing import Callable
 
 import gradio as gr
 
@@ -23,6 +25,28 @@ from app.tabs.alternet import (
 from app.views import alternet as view
 from app.views import texts as text
 from app.views.texts import LABEL
+
+REFUSED_KEPT = 256  # bad specs remembered, so that each is logged once however many events check it
+
+
+def checked_once(tab: AlterNetTab, refused: dict[str, str]) -> Callable[[str], None]:
+    """A check of a typed spec raising a Problem for a bad one, logged the first time that spec is refused only:
+    one typed spec is checked by several events (Enter, its curves, Average), each a request of its own."""
+    lock = threading.Lock()
+
+    def check(spec: str) -> None:
+        if spec in refused:
+            raise Problem(refused[spec])
+        try:
+            tab.placement(spec)
+        except Problem as exc:
+            with lock:
+                refused[spec] = str(exc)
+                if len(refused) > REFUSED_KEPT:
+                    del refused[next(iter(refused))]
+            raise
+
+    return check
 
 
 def build(demo: gr.Blocks, tab: AlterNetTab, image: gr.Image) -> None:
@@ -79,6 +103,7 @@ def build(demo: gr.Blocks, tab: AlterNetTab, image: gr.Image) -> None:
                     label=LABEL.download, interactive=False, visible=False, elem_id="alternet-export-file"
                 )
     shown = gr.State(None, time_to_live=3600)  # the AlterNetView on screen, for the export
+    check = checked_once(tab, {})
     outputs = [drawing, cost, banner, seen, high_frequency, variance, source, accuracy, shown]
 
     def show(tab_view: AlterNetView) -> list:
@@ -112,6 +137,7 @@ def build(demo: gr.Blocks, tab: AlterNetTab, image: gr.Image) -> None:
         """Typed spec -> the normalized spec, its build-up step and the toggles; a bad spec is named under the
         text box, and the controls stay as they were (and usable)."""
         try:
+            check(typed)
             built = tab.from_text(typed)
         except Problem as exc:
             shown = escape(str(exc), quote=False)  # "s<stage>:<block>" is text, not an HTML tag
@@ -122,17 +148,19 @@ def build(demo: gr.Blocks, tab: AlterNetTab, image: gr.Image) -> None:
     def on_spec(spec_text: str, photo: str | None) -> list:
         """The curves for a typed spec, once it has been applied; nothing for a bad one (it is named already)."""
         try:
-            tab.placement(spec_text)
+            check(spec_text)
         except Problem:
             return [gr.skip() for _ in outputs]
         return on_photo(spec_text, photo)
 
     @user_facing
     def on_photo(spec_text: str, photo: str | None) -> list:
+        check(spec_text)
         return show(tab.on_photo(spec_text, photo))
 
     @user_facing
     def on_subset(spec_text: str, images: float, request: gr.Request, progress: gr.Progress = gr.Progress()) -> list:
+        check(spec_text)
         return show(tab.on_subset(spec_text, int(images), watched(progress, request)))
 
     @user_facing

@@ -5,6 +5,7 @@ went away, or whose session pressed Stop, stops at its next progress report."""
 from __future__ import annotations
 
 import functools
+import html
 import re
 import time
 from typing import Callable, TypeVar
@@ -28,6 +29,12 @@ def without_paths(message: str) -> str:
     return SERVER_PATH.sub(lambda match: match.group().rstrip("/").rsplit("/", 1)[-1] or "/", message)
 
 
+def page_error(message: str) -> gr.Error:
+    """The Gradio error showing `message` on the page as plain text: Gradio draws a toast's message as HTML, so
+    "s<stage>:<block>" or markup typed by a user would be taken as tags; server paths are cut to their last part."""
+    return gr.Error(html.escape(without_paths(message), quote=False), duration=None, print_exception=False)
+
+
 def user_facing(handler: Handler) -> Handler:
     """`handler` with its Problems shown on the page as errors."""
 
@@ -36,7 +43,7 @@ def user_facing(handler: Handler) -> Handler:
         try:
             return handler(*args, **kwargs)
         except Problem as exc:
-            raise gr.Error(without_paths(str(exc)), duration=None, print_exception=False) from None
+            raise page_error(str(exc)) from None
 
     return run  # type: ignore[return-value]
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import gradio as gr
 from gradio.data_classes import ImageData
 
+from app.gradio_ui.errors import page_error
 from app.guard import refuse
 from app.tabs.compare import not_an_image
 from engine.errors import shown
@@ -29,7 +30,7 @@ def photo_input(**options) -> gr.Image:
             name = shown((payload.orig_name if payload else None) or "the upload")
             message = not_an_image(name)
             refuse(f"{message} ({type(exc).__name__})", "a photo Gradio could not read")
-            raise gr.Error(message, print_exception=False) from None
+            raise page_error(message) from None
 
     image.preprocess = checked
     return image

@@ -108,7 +108,8 @@ def stored() -> dict:
 def _labelled(section: dict) -> Runs:
     """Label: result, marked as random weights where they were."""
     return {
-        run["label"]: {**run["result"], "random_weights": run["random_weights"]} for run in section["models"].values()
+        run["label"]: {**run["result"], "random_weights": run["random_weights"], "model": run["model"]}
+        for run in section["models"].values()
     }
 
 
@@ -239,5 +240,5 @@ class PaperFindings:
                     report((i + done / total) / len(FIGURE_MEMBERS), f"{label}: band {done}/{total}")
 
             result = FrequencyNoise(model).attribute([picture], progress=progress).to_json()
-            results[label] = {**result, "random_weights": model.random}
+            results[label] = {**result, "random_weights": model.random, "model": members()[key][0]}
         return plots.noise_figure(results)

@@ -337,3 +337,22 @@ def _cross(one: tuple[np.ndarray, np.ndarray], other: tuple[np.ndarray, np.ndarr
         return False  # parallel
     s, t = np.linalg.solve(matrix, c - a)
     return 0 < s < 1 and 0 < t < 1
+
+
+def test_the_stored_figures_colour_each_family_as_the_other_tabs_do():
+    """A ResNet blue, a ViT red and an AlterNet green in the Paper figures tab (and the handout's Figs 2b, 12a), as
+    in the Compare and AlterNet tabs; Fig 12b's seven build-up steps keep their order of colours."""
+    from app.paper_findings import figures, stored
+    from app.views.figures import MODEL_COLORS, family_named, places_of
+
+    for name in ("noise", "hessian", "corruption"):
+        section = stored()["findings"][name]
+        fig = figures(name, section)[0]
+        families = [family_named(run["model"]) for run in section["models"].values()]
+        colors = {t.name: (t.line.color if t.type == "scatter" else t.marker.color) for t in fig.data if t.name}
+        for family, run in zip(families, section["models"].values()):
+            shown = next(color for trace, color in colors.items() if trace.startswith(run["label"]))
+            if len(set(families)) == len(families):
+                assert shown == MODEL_COLORS[places_of([family])[0]], (name, run["label"], shown)
+        if name == "noise":
+            assert families == ["resnet", "alternet", "vit"] and places_of(families) == [0, 2, 1]

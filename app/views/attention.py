@@ -192,7 +192,7 @@ def size_note(run: ModelRun) -> str:
         return ""
     width, height = run.picture.size
     return (
-        f"your photo is only {width}×{height} px: enlarged {scale:.0f}× to the model's {run.image.shape[0]} px "
+        f"Your photo is only {width}×{height} px: enlarged {scale:.0f}× to the model's {run.image.shape[0]} px "
         "input, it shows the model blurred blocks, not detail"
     )
 

@@ -45,21 +45,26 @@ def model_style(slot: int) -> dict:
     }
 
 
-def family_of(result: ModelResult) -> str | None:
+def family_named(name: str | None) -> str | None:
+    """The family of registered model `name` ('resnet', 'vit', 'alternet', ...), None when unknown."""
     try:
-        return get_spec(result.name).family
+        return get_spec(name).family if name else None
     except (EngineError, ValueError):
         return None
 
 
 def model_places(results: list[ModelResult]) -> list[int]:
     """Each model's colour and marker (its place in MODEL_COLORS and MODEL_MARKERS), decided here for every
-    figure of every tab: by family (a ResNet blue, a ViT red, an AlterNet green, as in the paper), so that a
-    model keeps its colour whatever its position; a second model of a family, or another family, takes the
-    first place still free."""
+    figure of every tab (places_of)."""
+    return places_of([family_named(result.name) for result in results])
+
+
+def places_of(families: list[str | None]) -> list[int]:
+    """By family (a ResNet blue, a ViT red, an AlterNet green, as in the paper), so that a model keeps its colour
+    whatever its position; a second model of a family, or another family, takes the first place still free."""
     places: list[int] = []
-    for result in results:
-        wanted = FAMILY_PLACES.get(family_of(result))
+    for family in families:
+        wanted = FAMILY_PLACES.get(family)
         if wanted is None or wanted in places:
             free = [p for p in range(len(MODEL_COLORS)) if p not in places]
             wanted = free[0] if free else len(places)

@@ -22,7 +22,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from app.views.figures import MODEL_COLORS, MODEL_MARKERS, SHADES, layout, spans
+from app.views.figures import MODEL_COLORS, MODEL_MARKERS, SHADES, family_named, layout, places_of, spans
 
 COLORS = (*MODEL_COLORS, "#ff7f0e", "#8c564b", "#e377c2", "#17becf")  # the whole family fits in Fig 12b
 MARKERS = (*MODEL_MARKERS, "cross", "star", "hexagon", "x")
@@ -43,6 +43,15 @@ def _style(slot: int) -> dict:
         "line": {"color": COLORS[slot % len(COLORS)], "width": 2},
         "marker": {"symbol": MARKERS[slot % len(MARKERS)], "size": 7},
     }
+
+
+def _places(results: dict[str, dict]) -> list[int]:
+    """Each model's colour and marker: by family as in the other tabs' figures (a ResNet blue, a ViT red, an
+    AlterNet green) where each family appears once; in order where one appears several times (Fig 12b's steps)."""
+    families = [family_named(data.get("model")) for data in results.values()]
+    if None in families or len(set(families)) < len(families):
+        return list(range(len(families)))
+    return places_of(families)
 
 
 def _line(slot: int, name: str, x: list, y: list, hover: str, **kwargs) -> go.Scatter:
@@ -88,7 +97,7 @@ def noise_figure(results: dict[str, dict]) -> go.Figure:
     """Fig 2b: clean minus noisy accuracy (pp) per noise frequency band, one line per model; the drop of the
     clean top-1 class's probability for a result without labels."""
     fig, measures = go.Figure(), []
-    for slot, (label, data) in enumerate(results.items()):
+    for slot, (label, data) in zip(_places(results), results.items()):
         drop, measure = _noise_drop(data)
         measures.append(measure)
         name = _name(label, data) + ("" if measure == "accuracy" else " · top-1 probability")
@@ -178,7 +187,7 @@ def lesion_figure(results: dict[str, dict]) -> go.Figure:
         fig.add_traces([span for span in spans if span is not None])
         if any(spans):
             fig.add_trace(_key(key, color.replace("0.16", "0.4")))
-    for slot, (label, data) in enumerate(results.items()):
+    for slot, (label, data) in zip(_places(results), results.items()):
         units = data["units"]
         fig.add_trace(
             _line(
@@ -224,7 +233,7 @@ def hessian_figure(results: dict[str, dict]) -> go.Figure:
     edges = np.arange(-21, 22) * size  # zero is a bin edge
     most = max((np.histogram(_eigenvalues(data), edges)[0].max() for data in results.values()), default=1)
     fig = go.Figure()
-    for slot, (label, data) in enumerate(results.items()):
+    for slot, (label, data) in zip(_places(results), results.items()):
         fig.add_histogram(
             x=_eigenvalues(data),
             name=_hessian_name(label, data),
@@ -259,7 +268,7 @@ def landscape_figure(results: dict[str, dict]) -> go.Figure:
 
 def _landscape_1d(results: dict[str, dict]) -> go.Figure:
     fig = go.Figure()
-    for slot, (label, data) in enumerate(results.items()):
+    for slot, (label, data) in zip(_places(results), results.items()):
         fig.add_trace(_line(slot, _name(label, data), data["x"], data["loss"], f"step %{{x:.2f}}: {LOSS} %{{y:.4g}}"))
     layout(
         fig,
@@ -450,7 +459,7 @@ def corruption_figure(results: dict[str, dict]) -> go.Figure:
     ranges = (_padded(clean, 0.25), _padded(corrupted, 0.2))  # room for the labels
     short = [point_label(label) for label in results]
     spots = label_spots(list(zip(clean, corrupted)), short, ranges)
-    for slot, (label, data) in enumerate(results.items()):
+    for slot, (label, data) in zip(_places(results), results.items()):
         name = _name(label, data)
         point = _line(
             slot,
@@ -532,7 +541,7 @@ def trajectory_figure(trajectories: dict[str, dict]) -> go.Figure:
     """Fig 1b: r_t = ‖Δw_t‖/‖Δw_init‖ against θ_t (degrees) for every snapshot, one line per model; the
     sector 0..90° unless an angle needs more."""
     fig = go.Figure()
-    for slot, (label, data) in enumerate(trajectories.items()):
+    for slot, (label, data) in zip(_places(trajectories), trajectories.items()):
         name = _name(label, data)
         fig.add_scatterpolar(
             r=data["r"],

@@ -134,12 +134,16 @@ def test_a_double_click_on_analyze_runs_the_analysis_once(page, server_url: str,
 
 
 def title_fits(page, elem_id: str) -> bool:
-    """Whether the plot's title lies inside its figure (not cut at its right edge)."""
+    """Whether the plot's title lies inside its figure (not cut at its right edge) and clear of plotly's toolbar."""
     return page.evaluate(
         """id => {
             const plot = document.querySelector(`#${id} .js-plotly-plot`);
-            const title = plot.querySelector('.gtitle');
-            return title.getBoundingClientRect().right <= plot.getBoundingClientRect().right + 1;
+            const title = plot.querySelector('.gtitle').getBoundingClientRect();
+            const bar = plot.querySelector('.modebar');
+            const b = bar ? bar.getBoundingClientRect() : null;
+            const clear = !b || b.width === 0 || title.right <= b.left || title.left >= b.right
+                || title.bottom <= b.top || title.top >= b.bottom;
+            return clear && title.right <= plot.getBoundingClientRect().right + 1;
         }""",
         elem_id,
     )

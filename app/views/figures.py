@@ -81,11 +81,12 @@ def layout(
     x_range: tuple[float, float] | None = None,
 ) -> go.Figure:
     """The app's look: small left title, white template, framed axes (none when `x_title` is None, for a
-    polar plot), legend below the plot."""
+    polar plot), legend below the plot, plotly's toolbar upright at the right (over no title, even on a phone)."""
     fig.update_layout(
         title={"text": title, "x": 0.01, "font": {"size": 14}},
         height=height,
-        margin={"l": 60, "r": 20, "t": 48, "b": 48},
+        margin={"l": 60, "r": 40, "t": 48, "b": 48},
+        modebar={"orientation": "v"},  # plotly's toolbar upright in the right margin, clear of the title
         template="plotly_white",
         hoverlabel={"namelength": -1},
         # at the foot of the figure, whatever its size: the margin grows to hold it, clear of the x-axis title

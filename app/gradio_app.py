@@ -6,6 +6,7 @@ python -m app.gradio_app --host 127.0.0.1 --port 7860
 from __future__ import annotations
 
 import argparse
+import html
 import json
 import logging
 import os
@@ -25,7 +26,7 @@ from app.gradio_ui import paper as findings_panel
 from app.gradio_ui import tour as tour_panel
 from app.gradio_ui.downloads import saved, shown_on
 from app.gradio_ui.errors import ask_stop, stopped_since, user_facing, watched
-from app.gradio_ui.photo import photo_input
+from app.gradio_ui.photo import photo_input, refused_line
 from app.gradio_ui.repeats import dropping_repeats
 from app.gradio_ui.sessions import OnePerSession
 from app.guard import RequestGuard, Uploads
@@ -227,6 +228,18 @@ def analyze_page(
         exported: gr.File(value=None, visible=False),  # an export of the previous analysis must not stay on offer
         views: {},  # nor its columns' chosen maps
     }
+
+
+CLOSING_ERRORS = (
+    "() => document.querySelectorAll('.toast-body.error [data-testid=toast-close]').forEach((close) => close.click())"
+)
+
+
+def refused_status(photo: dict | None) -> str | dict:
+    """The status line after a failed Analyze: the line `photo` (as sent, not preprocessed) was refused with,
+    else as it was."""
+    line = refused_line(photo)
+    return gr.skip() if line is None else html.escape(line, quote=False)
 
 
 def view_options(
@@ -481,7 +494,7 @@ with gr.Blocks(title="ViT explorer", delete_cache=(600, FILE_TTL_S)) as demo:
     )
     # at most MAX_MODELS ticked, as Streamlit's picker allows: a tick past the limit is undone (in the browser)
     models.input(None, models, models, js=f"(picked) => [picked.slice(0, {MAX_MODELS})]")
-    run.click(
+    analyzing = run.click(
         analyze_page,
         [image, models, weights, colormap, opacity, log_y, typed_models],
         [
@@ -501,6 +514,11 @@ with gr.Blocks(title="ViT explorer", delete_cache=(600, FILE_TTL_S)) as demo:
         show_progress_on=status,
         js=dropping_repeats("analyze"),  # a double click analyzes once
     )
+    # a successful Analyze closes the error toasts before it: their problem is behind the user (an error stays
+    # up until then, or until closed, so that it can be read whatever the time it takes to act on it)
+    analyzing.success(None, js=CLOSING_ERRORS)
+    # a photo refused on the way in: the status line says so (the line of its error), over the "Error" mark
+    analyzing.failure(refused_status, image, status, preprocess=False, queue=False, api_visibility="private")
     for i, slot in enumerate(slots):
         inputs, outputs = [state, views, colormap, opacity, steps, *slot.options], [slot.view, slot.caption, views]
         changes = [slot.layer.input, slot.head.input, slot.rollout.input, slot.method.input, slot.target.input]

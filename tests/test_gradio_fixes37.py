@@ -4,10 +4,14 @@ refused file says so on the status line."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from playwright.sync_api import expect
 
+from app.service import AUTO, WEIGHT_LABELS
+from app.views.texts import LABEL
 from tests.conftest import Server
-from tests.test_screen_browser import TIMEOUT_MS
+from tests.test_screen_browser import CIFAR, TIMEOUT_MS, analyzed, open_page
 
 MARKUP_SPEC = "s1:1,s5:2,s3:9,foo<b>x</b><img src=x onerror=alert(1)>"
 
@@ -51,3 +55,31 @@ def test_a_bad_spec_is_logged_once(page, server: Server):
     page.wait_for_timeout(2000)  # every listener has answered
     logged = [line for line in server.log.read_text().splitlines() if "refused" in line and f"'{typed}'" in line]
     assert len(logged) == 1, logged
+
+
+def test_a_successful_analyze_closes_an_earlier_error_toast(page, server_url: str, sample_photo):
+    open_page(page, server_url, sample_photo, ("resnet50",))
+    page.get_by_label(WEIGHT_LABELS["pretrained"]).check()  # offline: ResNet-50's pretrained weights cannot be had
+    page.get_by_role("button", name=LABEL.analyze).click()
+    expect(error_toast(page)).to_contain_text("pretrained", timeout=TIMEOUT_MS)
+    for box in page.locator("#models input[type=checkbox]").all():
+        box.set_checked(box.get_attribute("name") in CIFAR[:1])
+    page.get_by_label(WEIGHT_LABELS[AUTO]).check()
+    page.get_by_role("button", name=LABEL.analyze).click()
+    analyzed(page)
+    expect(page.locator(".toast-body.error")).to_have_count(0, timeout=5_000)
+
+
+def test_a_refused_file_is_named_on_the_status_line_uncovered(page, server_url: str, tmp_path: Path):
+    bad = tmp_path / "notes.jpg"
+    bad.write_text("this is not a photo")
+    page.goto(server_url)
+    page.get_by_role("button", name=LABEL.analyze).wait_for()
+    page.locator("#image-input input[type=file]").set_input_files(str(bad))
+    page.get_by_role("button", name=LABEL.analyze).click()
+    status = page.locator("#status")
+    expect(status).to_contain_text("notes.jpg: not an image, or a format that cannot be read", timeout=TIMEOUT_MS)
+    page.wait_for_timeout(2000)  # every listener of the upload and the Analyze has answered
+    assert "new photo" not in status.inner_text(), status.inner_text()
+    pills = [pill for pill in status.locator(".error").all() if pill.is_visible()]
+    assert not pills, [pill.inner_text() for pill in pills]

@@ -5,6 +5,8 @@ within its pixel bounds."""
 
 from __future__ import annotations
 
+import threading
+
 import gradio as gr
 from gradio.data_classes import ImageData
 
@@ -12,6 +14,10 @@ from app.gradio_ui.errors import page_error
 from app.guard import refuse
 from app.tabs.compare import not_an_image
 from engine.errors import shown
+
+REFUSED: dict[str, str] = {}  # a refused upload's path: the line it was refused with (the latest REFUSED_KEPT)
+REFUSED_KEPT = 256
+REFUSING = threading.Lock()
 
 
 def photo_input(**options) -> gr.Image:
@@ -30,7 +36,19 @@ def photo_input(**options) -> gr.Image:
             name = shown((payload.orig_name if payload else None) or "the upload")
             message = not_an_image(name)
             refuse(f"{message} ({type(exc).__name__})", "a photo Gradio could not read")
+            if payload and payload.path:
+                with REFUSING:
+                    REFUSED[payload.path] = message
+                    if len(REFUSED) > REFUSED_KEPT:
+                        del REFUSED[next(iter(REFUSED))]
             raise page_error(message) from None
 
     image.preprocess = checked
     return image
+
+
+def refused_line(payload: dict | None) -> str | None:
+    """The line an upload was refused with, or None where it was not refused; `payload` as the browser sends a
+    photo (an event made with preprocess=False). Only looked up: nothing is read from the path it names."""
+    path = payload.get("path") if isinstance(payload, dict) else None
+    return REFUSED.get(path) if isinstance(path, str) else None

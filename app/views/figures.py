@@ -181,7 +181,8 @@ def _shade(
     naming it; the legend groups of every model, so that a model's entry hides its spans too."""
     groups = [f"{slot}:{result.name}" for slot, result in enumerate(results)]
     chosen = [] if shaded is None or not 0 <= shaded < len(results) else [shaded]
-    whose = f", {results[chosen[0]].label}" if chosen and len(results) > 1 else ""
+    # the model by its short name ('PreAct ResNet'), so that the key fits a phone's legend
+    whose = f", {results[chosen[0]].label.split(' (')[0].split(' · ')[0]}" if chosen and len(results) > 1 else ""
     for kind, (color, label) in SHADES.items():
         traces = [_spans(results[i], kind, y_range, log_y, groups[i]) for i in chosen]
         fig.add_traces([trace for trace in traces if trace is not None])

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Callable
 
 import streamlit as st
+from streamlit import runtime
 from streamlit.runtime.scriptrunner import add_script_run_ctx, get_script_run_ctx
 from streamlit.runtime.scriptrunner_utils.script_requests import ScriptRequestType
 
@@ -128,11 +129,12 @@ def progress_bar(stop: str | None = None):
 def stop_asked(context, button: str) -> bool:
     """Whether the session has ended, or asked for a run that is a click on the button keyed `button`, since
     `context`'s run began (Streamlit keeps the request, with the widgets' states, until the script reaches
-    its next element, which a model call holds up)."""
+    its next element, which a model call holds up). A full rerun (another opacity, a colour) stops this run
+    while its session lives on (Streamlit's fast reruns): the work goes on, and the new run takes its result."""
     requests = getattr(context, "script_requests", None)
     asked = getattr(requests, "_state", ScriptRequestType.CONTINUE)
     if asked == ScriptRequestType.STOP:
-        return True
+        return not (runtime.exists() and runtime.get_instance().is_active_session(context.session_id))
     widgets = getattr(getattr(getattr(requests, "_rerun_data", None), "widget_states", None), "widgets", [])
     clicked = (w for w in widgets if w.WhichOneof("value") == "trigger_value" and w.trigger_value)
     return asked == ScriptRequestType.RERUN and any(w.id.endswith(f"-{button}") for w in clicked)

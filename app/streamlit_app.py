@@ -402,14 +402,27 @@ def on_grid() -> None:
 
 
 def on_text() -> None:
-    on_builder(lambda: alternet.from_text(state.spec_text))
+    """A typed placement applied; a bad one's problem is kept beside the text, shown while the box holds it."""
+    try:
+        show_builder(alternet.from_text(state.spec_text))
+    except Problem as exc:
+        state.spec_problem = (state.spec_text, str(exc))
+
+
+NOT_A_PLACEMENT = "the MSA blocks typed as text are not a placement ({problem}); what is shown is the last good one."
+
+
+def spec_problem() -> str | None:
+    """The problem of the text in the spec box (None: it is the placement shown, or no text was typed)."""
+    typed, why = state.get("spec_problem", (None, None))
+    return why if typed == state.get("spec_text") else None
 
 
 def alternet_tab(picture: tuple[bytes, str], photo_digest: str) -> None:
     st.markdown(text.ALTERNET)
     if "step" not in state:
         show_builder(alternet.from_step(PAPER_STEP))
-    left, right = st.columns(2)
+    left, right, bad = *st.columns(2), spec_problem()
     with left:
         st.radio(LABEL.step, range(len(STEPS)), horizontal=True, key="step", on_change=on_step)
         for s, choices in enumerate(view.grid_choices()):
@@ -423,12 +436,17 @@ def alternet_tab(picture: tuple[bytes, str], photo_digest: str) -> None:
         st.text_input(LABEL.spec, key="spec_text", on_change=on_text)
         if "placement_error" in state:
             st.error(state.pop("placement_error"))
+        elif bad:
+            st.error(bad)
     right.markdown(view.steps_markdown())
     count = st.slider(LABEL.subset_count, SUBSET_MIN, SUBSET_MAX, SUBSET_DEFAULT, 10, key="subset_count")
     key = (photo_digest, state.spec)
     try:
         if st.button(LABEL.subset, key="subset"):
-            state.alternet_view, state.alternet_key = alternet.on_subset(state.spec, count, progress_bar()), key
+            if bad:  # the last good placement's results stay, said so
+                st.error(f"Not averaged: {NOT_A_PLACEMENT.format(problem=bad)}")
+            else:
+                state.alternet_view, state.alternet_key = alternet.on_subset(state.spec, count, progress_bar()), key
         elif state.get("alternet_key") != key:  # a new photo or placement: the photo's curves
             if problem := unreadable(picture):  # refused (and logged) once already
                 raise Problem(problem)
@@ -449,7 +467,14 @@ def alternet_tab(picture: tuple[bytes, str], photo_digest: str) -> None:
     if shown.accuracy:
         st.markdown(shown.accuracy)
     st.markdown(shown.here)
-    export_button(LABEL.alternet_export, "alternet", lambda: alternet.export(shown))
+    export_button(LABEL.alternet_export, "alternet", lambda: exported_alternet(shown, bad))
+
+
+def exported_alternet(shown, bad: str | None) -> Download:
+    """The AlterNet tab's export, refused while the spec box holds a bad placement."""
+    if bad:
+        raise Problem(f"Not exported: {NOT_A_PLACEMENT.format(problem=bad)}")
+    return alternet.export(shown)
 
 
 def move(delta: int) -> None:

@@ -21,6 +21,7 @@ from tests.conftest import streamlit_settled
 from tests.test_streamlit import SCRIPT, TIMEOUT_S, offline, streamlit_url  # noqa: F401 (fixtures)
 
 WAIT_MS = TIMEOUT_S * 1000
+BAD_SPEC = "s1:1,s5:2,s3:9,foo"
 PASSES = re.compile(r"Occlusion: (\d+)/(\d+) passes")
 
 WATCH_PASSES = """() => {
@@ -102,3 +103,23 @@ def test_the_tour_handout_names_the_photo_analyzed():
 def figures(archive: bytes) -> dict[str, bytes]:
     with zipfile.ZipFile(io.BytesIO(archive)) as packed:
         return {name: packed.read(name) for name in packed.namelist() if name.startswith("figures/")}
+
+
+def test_a_bad_alternet_spec_stays_named_and_average_and_export_say_they_were_not_done():
+    at = AppTest.from_file(SCRIPT, default_timeout=TIMEOUT_S).run()
+    before = at.session_state["alternet_view"]
+    at.text_input(key="spec_text").set_value(BAD_SPEC).run()
+    typed = [e.value for e in at.error]
+    assert len(typed) == 1, typed  # the problem, as the builder words it
+    at.slider(key="subset_count").set_value(20).run()
+    at.button(key="subset").click().run()
+    errors = [e.value for e in at.error]
+    assert typed[0] in errors, errors  # the bad spec's message stays while the box holds it
+    assert any(e.startswith("Not averaged:") and typed[0] in e for e in errors), errors
+    assert at.session_state["alternet_view"] is before and at.text_input(key="spec_text").value == BAD_SPEC
+    at.button(key="alternet_export").click().run()
+    errors = [e.value for e in at.error]
+    assert typed[0] in errors and any(e.startswith("Not exported:") for e in errors), errors
+    assert "alternet_exported" not in at.session_state and not at.exception
+    at.text_input(key="spec_text").set_value("s4:4").run()  # a good spec: the message goes
+    assert not at.error and at.session_state["spec"] == "s4:4"

@@ -438,7 +438,7 @@ def alternet_tab(picture: tuple[bytes, str], photo_digest: str) -> None:
             st.error(state.pop("placement_error"))
         elif bad:
             st.error(bad)
-    right.markdown(view.steps_markdown())
+    right.container(key="alternet_steps").markdown(view.steps_markdown())  # scrolls in its box (STYLE)
     count = st.slider(LABEL.subset_count, SUBSET_MIN, SUBSET_MAX, SUBSET_DEFAULT, 10, key="subset_count")
     key = (photo_digest, state.spec)
     try:
@@ -542,6 +542,11 @@ def paper_tab(picture: tuple[bytes, str]) -> None:
     export_button(LABEL.paper_export, "paper", lambda: paper.export(recomputed))
 
 
+STYLE = """<style>
+.st-key-alternet_steps table {display: block; overflow-x: auto}
+.st-key-alternet_steps td:last-child {white-space: nowrap}
+</style>"""  # as Gradio's #alternet-steps: at phone width the build-up table scrolls sideways, not the page
+st.html(STYLE)
 st.markdown(text.INTRO)
 if not service().online:
     st.warning(text.OFFLINE)

@@ -123,3 +123,20 @@ def test_a_bad_alternet_spec_stays_named_and_average_and_export_say_they_were_no
     assert "alternet_exported" not in at.session_state and not at.exception
     at.text_input(key="spec_text").set_value("s4:4").run()  # a good spec: the message goes
     assert not at.error and at.session_state["spec"] == "s4:4"
+
+
+def test_the_alternet_build_up_table_scrolls_in_its_own_box_at_phone_width(page, streamlit_url):  # noqa: F811
+    page.set_viewport_size({"width": 390, "height": 844})
+    try:
+        page.goto(streamlit_url)
+        page.get_by_role("tab", name="AlterNet (Section 4)").click()
+        table = page.locator("[data-testid=stMarkdown] table").filter(has_text="MSA blocks (per stage)").first
+        table.wait_for(timeout=WAIT_MS)
+        page.locator("#alternet-svg").wait_for(timeout=WAIT_MS)
+        streamlit_settled(page)
+        box = table.evaluate("t => ({width: t.getBoundingClientRect().width, inner: t.scrollWidth})")
+        main = page.locator("[data-testid=stMain]").evaluate("m => ({shown: m.clientWidth, all: m.scrollWidth})")
+        assert main["all"] <= main["shown"], f"the page scrolls sideways: {main}"
+        assert box["width"] <= main["shown"] and box["inner"] > box["width"], box  # the table scrolls in its box
+    finally:
+        page.set_viewport_size({"width": 1440, "height": 1000})

@@ -484,13 +484,14 @@ with gr.Blocks(title="ViT explorer", delete_cache=(600, FILE_TTL_S)) as demo:
 
     # another photo than the one analyzed: the status line says the results shown are for the previous one (in
     # the browser: no request); an upload that ends after its own Analyze has finished is not another photo
+    # (not while an Analyze runs: a photo uploaded as it was pressed is the one analyzed; at its end, it is checked)
     stale = LABEL.stale.format(previous="the previous photo")
+    said = f"now === {json.dumps(LABEL.ready)} || (photo && photo.path === analyzed) ? now : {json.dumps(stale)}"
     image.change(
         None,
         [image, status, analyzed_photo],
         status,
-        js=f"(photo, now, analyzed) => now === {json.dumps(LABEL.ready)} || (photo && photo.path === analyzed) "
-        f"? now : {json.dumps(stale)}",
+        js=f"(photo, now, analyzed) => window.__vitAnalyzing ? now : {said}",
     )
     # at most MAX_MODELS ticked, as Streamlit's picker allows: a tick past the limit is undone (in the browser)
     models.input(None, models, models, js=f"(picked) => [picked.slice(0, {MAX_MODELS})]")
@@ -512,8 +513,18 @@ with gr.Blocks(title="ViT explorer", delete_cache=(600, FILE_TTL_S)) as demo:
         ],
         api_name="run",
         show_progress_on=status,
-        js=dropping_repeats("analyze"),  # a double click analyzes once
+        # a double click analyzes once; one sent marks the page as analyzing, for the stale note above
+        js=f"""(...inputs) => {{ const sent = ({dropping_repeats("analyze")})(...inputs);
+            if (Array.isArray(sent)) window.__vitAnalyzing = true;
+            return sent; }}""",
     )
+    analyzing.success(
+        None,
+        [image, status, analyzed_photo],
+        status,
+        js=f"(photo, now, analyzed) => {{ window.__vitAnalyzing = false; return {said}; }}",
+    )
+    analyzing.failure(None, js="() => { window.__vitAnalyzing = false; }")
     # a successful Analyze closes the error toasts before it: their problem is behind the user (an error stays
     # up until then, or until closed, so that it can be read whatever the time it takes to act on it)
     analyzing.success(None, js=CLOSING_ERRORS)

@@ -83,3 +83,44 @@ def test_a_refused_file_is_named_on_the_status_line_uncovered(page, server_url: 
     assert "new photo" not in status.inner_text(), status.inner_text()
     pills = [pill for pill in status.locator(".error").all() if pill.is_visible()]
     assert not pills, [pill.inner_text() for pill in pills]
+
+
+def test_an_analyze_pressed_during_a_slow_upload_never_calls_its_results_stale(
+    page, server_url, sample_photo, tmp_path
+):
+    import numpy as np
+    from PIL import Image
+
+    big = tmp_path / "big.jpg"  # 7 MB of noise: over a slow link its upload takes seconds
+    Image.fromarray(np.random.default_rng(1).integers(0, 255, (3000, 4000, 3), dtype=np.uint8)).save(big, quality=90)
+    open_page(page, server_url, sample_photo, CIFAR)
+    page.get_by_role("button", name=LABEL.analyze).click()
+    analyzed(page)
+    page.evaluate(  # every text the status line shows from now on
+        """() => { const status = document.querySelector('#status'); window.__seen = [];
+        new MutationObserver(() => window.__seen.push(status.innerText))
+            .observe(status, {subtree: true, childList: true, characterData: true}); }"""
+    )
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("Network.enable")
+    # a slow upload, a fast preview: the new photo is on screen while its analysis runs
+    slow = {"offline": False, "latency": 50, "downloadThroughput": -1, "uploadThroughput": 1e6}
+    cdp.send("Network.emulateNetworkConditions", slow)
+    try:
+        page.locator("#image-input input[type=file]").set_input_files(str(big))
+        page.get_by_role("button", name=LABEL.analyze).click()
+        page.wait_for_function(  # its analysis ran (a timer showed) and ended (the status line without one)
+            """() => { const seen = window.__seen.map((text) => text.trim());
+            const started = seen.findIndex((text) => text.includes('%'));
+            return started >= 0 && seen.slice(started).some((text) => text.startsWith('Analyzed')); }""",
+            timeout=TIMEOUT_MS,
+            polling=100,
+        )
+    finally:
+        cdp.send(
+            "Network.emulateNetworkConditions", {**slow, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1}
+        )
+    page.wait_for_timeout(3000)
+    seen = page.evaluate("() => window.__seen")
+    assert not any("previous photo" in text for text in seen), seen
+    assert "previous photo" not in page.locator("#status").inner_text()

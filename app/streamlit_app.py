@@ -46,6 +46,7 @@ from app.tabs.alternet import (  # noqa: E402
     SUBSET_MAX,
     SUBSET_MIN,
     AlterNetTab,
+    AlterNetView,
     Builder,
 )
 from app.tabs.compare import (  # noqa: E402
@@ -470,7 +471,7 @@ def alternet_tab(picture: tuple[bytes, str], photo_digest: str) -> None:
     export_button(LABEL.alternet_export, "alternet", lambda: exported_alternet(shown, bad))
 
 
-def exported_alternet(shown, bad: str | None) -> Download:
+def exported_alternet(shown: AlterNetView, bad: str | None) -> Download:
     """The AlterNet tab's export, refused while the spec box holds a bad placement."""
     if bad:
         raise Problem(f"Not exported: {NOT_A_PLACEMENT.format(problem=bad)}")

@@ -9,7 +9,6 @@ without the rest of the page and without a forward pass.
 from __future__ import annotations
 
 import hashlib
-import html
 import sys
 import tempfile
 import threading
@@ -485,8 +484,8 @@ def move(delta: int) -> None:
 
 
 def figure_text(name: str) -> str:
-    """A user's file name as a figure's title shows it: one short line, its markup escaped (plotly reads HTML)."""
-    return html.escape(errors.shown(name)) if name else ""
+    """A user's file name as a figure's title shows it: one short line (export.titled escapes its markup)."""
+    return errors.shown(name) if name else ""
 
 
 def tour_tab() -> None:

@@ -163,11 +163,12 @@ def test_gradio_tour_deep_link_walk_and_handout(page, server_url: str, sample_ph
             page.locator("#tour-next").click()
     assert page.locator("#tour-next").is_disabled()
     client.predict(handle_file(str(sample_photo)), MODELS, "random", "inferno", 0.6, True, api_name="/run")
-    with zipfile.ZipFile(client.predict(api_name="/tour_export")) as archive:
+    with zipfile.ZipFile(client.predict(sample_photo.name, api_name="/tour_export")) as archive:  # the photo shown
         html = archive.read("tour.html").decode()
         assert html.count("<section>") == 7 and "Step 3 of 7" in html and "figures/tour-variance.png" in html
         assert "figures/tour-variance.png" in archive.namelist() and "pictures/tour-patches.png" in archive.namelist()
         assert "Try this" not in html  # the handout leaves the app's controls out
+        assert f"On {sample_photo.name}, analyzed by " in html  # the photo and models the handout reads
 
 
 def test_streamlit_tour_deep_link_back_and_next(monkeypatch, tmp_path):
@@ -236,3 +237,10 @@ def test_the_distance_figure_draws_attention_spread_evenly_as_a_yardstick():
     fig = distance_figure([toy])
     assert list(fig.data[0].y) == [15.0, 15.0] and "spread evenly" in fig.data[1].name
     assert list(fig.data[1].y) == [16.5, 16.5]
+
+
+def test_the_tour_handout_names_a_photo_as_text():
+    from app.tabs.tour import tour_html
+
+    page = tour_html([], {}, "<b>x</b>.jpg", ["ViT/4 (CIFAR, 1.6 M params)"])
+    assert "On &lt;b&gt;x&lt;/b&gt;.jpg, analyzed by ViT/4 (CIFAR, 1.6 M params)." in page and "<b>x" not in page

@@ -162,7 +162,7 @@ class TourTab:
                 for step in steps:
                     if step.image is not None:
                         archive.writestr(f"pictures/tour-{step.key}.png", export.png(step.image))
-                archive.writestr("tour.html", tour_html(steps, pngs))
+                archive.writestr("tour.html", tour_html(steps, pngs, photo, [run.result.label for run in runs]))
         return Download(buffer.getvalue(), "guided-tour.zip")
 
 
@@ -176,8 +176,10 @@ def handout_figures(steps: list[TourStep], runs: list[ModelRun], photo: str) -> 
     ]
 
 
-def tour_html(steps: list[TourStep], pngs: dict[str, bytes]) -> str:
-    """One page per step (a page break between them when printed): claim, figure, picture, verdict."""
+def tour_html(steps: list[TourStep], pngs: dict[str, bytes], photo: str = "", models: list[str] | None = None) -> str:
+    """One page per step (a page break between them when printed): claim, figure, picture, verdict; under the
+    title, the photo analyzed and its models."""
+    read = f"On {escape(photo or 'the photo')}, analyzed by {escape(', '.join(models or []) or 'the models')}. "
     pages = []
     for step in steps:
         figure = f"<img class='wide' src='figures/tour-{step.key}.png' alt='{escape(step.title)}'>" * (step.key in pngs)
@@ -191,5 +193,5 @@ def tour_html(steps: list[TourStep], pngs: dict[str, bytes]) -> str:
 <style>body{{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;line-height:1.45}}
 section{{page-break-after:always;margin-bottom:3em}} img.wide{{width:100%}} img.pic{{max-width:100%}}</style>
 </head><body><h1>How do vision transformers work? A guided tour</h1>
-<p>After {escape(export.REFERENCE)}.</p>{"".join(pages)}</body></html>
+<p>{read}After {escape(export.REFERENCE)}.</p>{"".join(pages)}</body></html>
 """

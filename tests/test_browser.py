@@ -51,12 +51,12 @@ def test_upload_analyze_and_every_panel_renders(page, server_url: str, sample_ph
 
     page.locator("#lesion-0 input").click()
     page.get_by_role("option", name="5 layer2.1 (conv)").click()
-    page.locator("#model-0").get_by_text("unit 5 switched off").first.wait_for(timeout=ANALYSIS_TIMEOUT_MS)
+    page.locator("#model-0").get_by_text("layer2.1 switched off").first.wait_for(timeout=ANALYSIS_TIMEOUT_MS)
     assert client.predict(api_name="/forward_passes") > passes  # a lesion does re-run the model
 
     page.locator("#image-input input[type=file]").set_input_files(str(Path(sample_photo).with_name("coffee.jpg")))
     expect(page.locator("#status")).to_contain_text("for the previous photo", timeout=30_000)  # results kept, said so
-    assert "unit 5 switched off" in page.locator("#model-0").inner_text()
+    assert "layer2.1 switched off" in page.locator("#model-0").inner_text()
 
 
 def test_a_file_that_is_not_an_image_is_named_in_a_plain_message(page, server_url: str, tmp_path: Path, output_dir):

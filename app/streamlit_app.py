@@ -483,11 +483,6 @@ def move(delta: int) -> None:
     st.query_params["step"] = TOUR_KEYS[state.tour_step]
 
 
-def figure_text(name: str) -> str:
-    """A user's file name as a figure's title shows it: one short line (export.titled escapes its markup)."""
-    return errors.shown(name) if name else ""
-
-
 def tour_tab() -> None:
     """The guided tour over the Compare tab's runs: one step, back and next, the whole tour as a handout."""
     st.markdown(text.TOUR_INTRO)
@@ -508,7 +503,7 @@ def tour_tab() -> None:
     export_button(
         "Export this tour (handout)",
         "tour",
-        lambda: tour.export(state.get("runs", []), look(), figure_text(state.get("photo_name", ""))),
+        lambda: tour.export(state.get("runs", []), look(), state.get("photo_name", "")),
         where=export,
         busy="Rendering every step",
     )

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import threading
 from html import escape
 from typing import Callable
 
 import gradio as gr
 
 from app.gradio_ui.downloads import saved, shown_on
-from app.gradio_ui.errors import user_facing, watched
+from app.gradio_ui.errors import Refusals, user_facing, watched
 from app.gradio_ui.repeats import dropping_repeats
 from app.tabs import Problem
 from app.tabs.alternet import (
@@ -26,24 +25,18 @@ from app.views import alternet as view
 from app.views import texts as text
 from app.views.texts import LABEL
 
-REFUSED_KEPT = 256  # bad specs remembered, so that each is logged once however many events check it
 
-
-def checked_once(tab: AlterNetTab, refused: dict[str, str]) -> Callable[[str], None]:
+def checked_once(tab: AlterNetTab, refused: Refusals) -> Callable[[str], None]:
     """A check of a typed spec raising a Problem for a bad one, logged the first time that spec is refused only:
     one typed spec is checked by several events (Enter, its curves, Average), each a request of its own."""
-    lock = threading.Lock()
 
     def check(spec: str) -> None:
-        if spec in refused:
-            raise Problem(refused[spec])
+        if (message := refused.get(spec)) is not None:
+            raise Problem(message)
         try:
             tab.placement(spec)
         except Problem as exc:
-            with lock:
-                refused[spec] = str(exc)
-                if len(refused) > REFUSED_KEPT:
-                    del refused[next(iter(refused))]
+            refused.add(spec, str(exc))
             raise
 
     return check
@@ -103,7 +96,7 @@ def build(demo: gr.Blocks, tab: AlterNetTab, image: gr.Image) -> None:
                     label=LABEL.download, interactive=False, visible=False, elem_id="alternet-export-file"
                 )
     shown = gr.State(None, time_to_live=3600)  # the AlterNetView on screen, for the export
-    check = checked_once(tab, {})
+    check = checked_once(tab, Refusals())
     outputs = [drawing, cost, banner, seen, high_frequency, variance, source, accuracy, shown]
 
     def show(tab_view: AlterNetView) -> list:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import html
 import re
+import threading
 import time
 from typing import Callable, TypeVar
 
@@ -33,6 +34,23 @@ def page_error(message: str) -> gr.Error:
     """The Gradio error showing `message` on the page as plain text: Gradio draws a toast's message as HTML, so
     "s<stage>:<block>" or markup typed by a user would be taken as tags; server paths are cut to their last part."""
     return gr.Error(html.escape(without_paths(message), quote=False), duration=None, print_exception=False)
+
+
+class Refusals:
+    """The messages the latest `kept` refused inputs (a spec, an upload's path) were refused with, shared by the
+    server's sessions: looked up, an input is not checked or logged again."""
+
+    def __init__(self, kept: int = 256) -> None:
+        self.kept, self._messages, self._lock = kept, dict[str, str](), threading.Lock()
+
+    def add(self, key: str, message: str) -> None:
+        with self._lock:
+            self._messages[key] = message
+            if len(self._messages) > self.kept:
+                del self._messages[next(iter(self._messages))]
+
+    def get(self, key: object) -> str | None:
+        return self._messages.get(key) if isinstance(key, str) else None
 
 
 def user_facing(handler: Handler) -> Handler:

@@ -5,19 +5,15 @@ within its pixel bounds."""
 
 from __future__ import annotations
 
-import threading
-
 import gradio as gr
 from gradio.data_classes import ImageData
 
-from app.gradio_ui.errors import page_error
+from app.gradio_ui.errors import Refusals, page_error
 from app.guard import refuse
 from app.tabs.compare import not_an_image
 from engine.errors import shown
 
-REFUSED: dict[str, str] = {}  # a refused upload's path: the line it was refused with (the latest REFUSED_KEPT)
-REFUSED_KEPT = 256
-REFUSING = threading.Lock()
+REFUSED = Refusals()  # a refused upload's path: the line it was refused with
 
 
 def photo_input(**options) -> gr.Image:
@@ -37,10 +33,7 @@ def photo_input(**options) -> gr.Image:
             message = not_an_image(name)
             refuse(f"{message} ({type(exc).__name__})", "a photo Gradio could not read")
             if payload and payload.path:
-                with REFUSING:
-                    REFUSED[payload.path] = message
-                    if len(REFUSED) > REFUSED_KEPT:
-                        del REFUSED[next(iter(REFUSED))]
+                REFUSED.add(payload.path, message)
             raise page_error(message) from None
 
     image.preprocess = checked
@@ -50,5 +43,4 @@ def photo_input(**options) -> gr.Image:
 def refused_line(payload: dict | None) -> str | None:
     """The line an upload was refused with, or None where it was not refused; `payload` as the browser sends a
     photo (an event made with preprocess=False). Only looked up: nothing is read from the path it names."""
-    path = payload.get("path") if isinstance(payload, dict) else None
-    return REFUSED.get(path) if isinstance(path, str) else None
+    return REFUSED.get(payload.get("path") if isinstance(payload, dict) else None)

@@ -29,6 +29,7 @@ from app.views.attention import ViewOptions, render
 from app.views.evidence import Verdict
 from engine import buildup, verdicts
 from engine.analyses.attributions import patch_size
+from engine.errors import shown as one_line
 
 KEYS = tuple(text.TOUR)  # patches, where, frequency, variance, answer, alternet, robustness
 READS_RUNS = ("patches", "where", "frequency", "variance", "answer")  # the steps on the Compare tab's results
@@ -148,9 +149,10 @@ class TourTab:
 
     def export(self, runs: list[ModelRun], look: Look = Look(), photo: str = "") -> Download:
         """Every step as one page of a handout (tour.html), with its figure and picture, in one ZIP; `photo`
-        names the photo analyzed."""
+        names the photo analyzed (a user's file name: cut to one short line here, escaped where it is drawn)."""
         if not runs:
             raise problem("Analyze a photo in the Compare tab first: the tour reads its results.")
+        photo = one_line(photo) if photo else ""
         with problems():
             steps = self.steps(runs, look)
             shown = handout_figures(steps, runs, photo)

@@ -37,6 +37,7 @@ from .service import ModelRun
 from .views import evidence, figures
 from .views import texts as text
 from .views.attention import ViewOptions, render
+from .views.units import lesion_of
 
 LENS_FIGURE = "logit-lens"
 WIDTH, HEIGHT, SCALE = 1200, 700, 2  # PNGs are 2400 x 1400: sharp on a projector
@@ -77,7 +78,7 @@ def weights_line(results: list[ModelResult]) -> str:
     40 epochs, 87.7% CIFAR-10 test accuracy, as trained; drawn with s3:4 switched off')."""
     parts = []
     for r in results:
-        model, _, lesion = r.label.partition(" · ")  # 'AlterNet (CIFAR, ~2 M params) · s3:4 switched off'
+        model, lesion = lesion_of(r.label)  # 'AlterNet (CIFAR, ~2 M params)', 's3:4 switched off'
         parts.append(f"{model}: {r.weights}" + (f", as trained; drawn with {lesion}" if lesion else ""))
     return " · ".join(parts)
 

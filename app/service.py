@@ -332,8 +332,8 @@ class Service:
         with engine.Lesion(loaded, indices):
             lesioned = self._run(loaded, original.picture, original.weights)
         specs = loaded.spec.blocks(loaded.module)
-        off = switched_off([unit_name(specs[i].name) for i in indices])  # as the lesion picker names them
-        result = replace(lesioned.result, label=f"{original.result.label} · {off}")
+        names = [unit_name(specs[i].name) for i in indices]  # as the lesion picker names them
+        result = replace(lesioned.result, label=switched_off(original.result.label, names))
         return replace(lesioned, result=result, lesion=tuple(indices), original=original)
 
     def unsupported(self, run: ModelRun, method: str) -> str | None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
+from app.views.units import lesion_of
 from engine import claims, unit_spread
 from engine.analyses.logit_lens import LogitLensResult
 from engine.claims import Count, Evidence
@@ -147,7 +148,7 @@ def _intact(result: ModelResult) -> str:
     screen, its label as trained, said so (the spreads were measured with every unit in place)."""
     if working(result) is result:
         return result.label
-    return f"{result.label.split(' · ', 1)[0]} with every unit in place (as stored; not re-measured with units off)"
+    return f"{lesion_of(result.label)[0]} with every unit in place (as stored; not re-measured with units off)"
 
 
 def stored_spread(results: list[ModelResult], value: str) -> str:

@@ -15,6 +15,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.colors import sample_colorscale
 
+from app.views.units import lesion_of
 from engine.analyses.logit_lens import LogitLensResult
 from engine.errors import EngineError
 from engine.registry import get_spec
@@ -182,7 +183,7 @@ def _shade(
     groups = [f"{slot}:{result.name}" for slot, result in enumerate(results)]
     chosen = [] if shaded is None or not 0 <= shaded < len(results) else [shaded]
     # the model by its short name ('PreAct ResNet'), so that the key fits a phone's legend
-    whose = f", {results[chosen[0]].label.split(' (')[0].split(' · ')[0]}" if chosen and len(results) > 1 else ""
+    whose = f", {lesion_of(results[chosen[0]].label)[0].split(' (')[0]}" if chosen and len(results) > 1 else ""
     for kind, (color, label) in SHADES.items():
         traces = [_spans(results[i], kind, y_range, log_y, groups[i]) for i in chosen]
         fig.add_traces([trace for trace in traces if trace is not None])

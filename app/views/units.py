@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 STAGE_BLOCK = re.compile(r"stages\.(\d+)\.(\d+)")
+LESIONED = " · "  # between a model's label and its units switched off
 
 
 def unit_name(name: str) -> str:
@@ -24,7 +25,14 @@ def unit_label(index: int, name: str, kind: str) -> str:
     return f"{unit_name(name)} ({kind}, unit {index})"
 
 
-def switched_off(names: list[str]) -> str:
-    """'s3:4 switched off', 'layer2.1 and layer2.2 switched off', 's3:2, s3:4 and s4:2 switched off'."""
+def switched_off(label: str, names: list[str]) -> str:
+    """Model `label` with the units `names` switched off: 'AlterNet (CIFAR, ~2 M params) · s3:4 switched off',
+    '... · layer2.1 and layer2.2 switched off'."""
     listed = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
-    return f"{listed} switched off"
+    return f"{label}{LESIONED}{listed} switched off"
+
+
+def lesion_of(label: str) -> tuple[str, str]:
+    """A label split into the model's own and its units switched off ('' for none), as switched_off made it."""
+    model, _, lesion = label.partition(LESIONED)
+    return model, lesion

@@ -29,6 +29,7 @@ import plotly.graph_objects as go
 from PIL import Image
 
 from engine.analyses.logit_lens import LogitLensResult
+from engine.errors import shown
 from engine.placement import Placement
 from engine.results import Analysis, ModelResult
 
@@ -81,11 +82,6 @@ def weights_line(results: list[ModelResult]) -> str:
         model, lesion = lesion_of(r.label)  # 'AlterNet (CIFAR, ~2 M params)', 's3:4 switched off'
         parts.append(f"{model}: {r.weights}" + (f", as trained; drawn with {lesion}" if lesion else ""))
     return " · ".join(parts)
-
-
-def for_export(fig: go.Figure, results: list[ModelResult]) -> go.Figure:
-    """A copy of `fig` for slides: its title over the models and their weights, larger type, fixed size."""
-    return titled(fig, weights_line(results))
 
 
 def _wrap(parts: list[str], width: int) -> list[str]:
@@ -184,17 +180,34 @@ def blocks_csv(results: list[ModelResult]) -> bytes:
 
 
 def paper_figures(
-    results: list[ModelResult], log_y: bool = True, shaded: int = 0, lenses: list[LogitLensResult | None] | None = None
+    results: list[ModelResult],
+    log_y: bool = True,
+    shaded: int = 0,
+    lenses: list[LogitLensResult | None] | None = None,
+    measured: str = "",
 ) -> dict[str, go.Figure]:
     """Every figure of the compare view, by file stem, titled for slides: Fig 2a per model, Fig 8, Fig 9,
     drawn as on screen (the variance axis, and whose MSA and subsampling spans are shaded), and with
-    `lenses` (one photo's) the logit lens."""
-    out = {f"fig2a-{slug(r.name)}": for_export(figures.fourier_spectrum(r), [r]) for r in results}
-    out["fig8-high-frequency"] = for_export(figures.high_frequency(results, shaded), results)
-    out["fig9-variance"] = for_export(figures.variance(results, log_y, shaded), results)
+    `lenses` (one photo's) the logit lens; each subtitle says what it was `measured` on ('on cat.jpg'), where
+    given, before the models and their weights."""
+
+    def titled_for(fig: go.Figure, shown: list[ModelResult]) -> go.Figure:
+        return titled(fig, " · ".join(filter(None, [measured, weights_line(shown)])))
+
+    out = {f"fig2a-{slug(r.name)}": titled_for(figures.fourier_spectrum(r), [r]) for r in results}
+    out["fig8-high-frequency"] = titled_for(figures.high_frequency(results, shaded), results)
+    out["fig9-variance"] = titled_for(figures.variance(results, log_y, shaded), results)
     if lenses and any(lenses):
-        out[LENS_FIGURE] = for_export(figures.answer_curve(results, lenses, shaded), results)
+        out[LENS_FIGURE] = titled_for(figures.answer_curve(results, lenses, shaded), results)
     return out
+
+
+def measured_on(photos: list[str]) -> str:
+    """What a compare view's curves were measured on, for subtitles: 'on cat.jpg' (a user's file name, cut to
+    one short line), or 'mean over 3 photos'."""
+    if len(photos) == 1:
+        return f"on {shown(photos[0])}"
+    return f"mean over {len(photos)} photos" if photos else ""
 
 
 def figures_zip(figs: dict[str, go.Figure], extra: dict[str, bytes] | None = None) -> bytes:
@@ -277,7 +290,7 @@ def teaching_pack(
     on screen; default its last layer, head mean). Figs 8 and 9 as on screen (`log_y`, `shaded`)."""
     pack = Pack()
     lenses = [run.lens for run in runs[0]] if len(runs) == 1 else None  # one photo's lens
-    figs = paper_figures(results, log_y, shaded, lenses)
+    figs = paper_figures(results, log_y, shaded, lenses, measured_on(image_names))
     with zipfile.ZipFile(io.BytesIO(figures_zip(figs))) as archive:
         for name in archive.namelist():
             pack.files[f"figures/{name}"] = archive.read(name)

@@ -371,25 +371,30 @@ def analyze(image: dict, models: list[str], weights: str = "", method: str = "",
 
 
 @user_facing
-def export_one_figure(runs: list[ModelRun], name: str, fmt: str, log_y: bool = True, shade: int | None = 0) -> str:
-    """The chosen figure of the analyzed models as a PNG (2x) or SVG file, drawn as on screen."""
-    return saved(tab.export_figure(runs, name, fmt, Look(log_y=log_y, shaded=shade or 0)))
+def export_one_figure(
+    runs: list[ModelRun], name: str, fmt: str, log_y: bool = True, shade: int | None = 0, photo: str | None = None
+) -> str:
+    """The chosen figure of the analyzed models as a PNG (2x) or SVG file, drawn as on screen, its subtitle
+    naming the `photo` analyzed (a path or a file name)."""
+    look = Look(log_y=log_y, shaded=shade or 0)
+    return saved(tab.export_figure(runs, name, fmt, look, Path(photo).name if photo else ""))
 
 
 @user_facing
 def export_pack(
     runs: list[ModelRun],
-    image: str | None,
+    photo: str | None,
     colormap: str,
     log_y: bool = True,
     shade: int | None = 0,
     views: dict[int, ViewOptions] | None = None,
 ) -> str:
     """Every figure, input, map and value of the analysis, with a handout, as one ZIP; each map as its
-    column shows it (`views`: the session's last view per column)."""
+    column shows it (`views`: the session's last view per column); `photo` is the one analyzed (a path or a
+    file name), not the one in the upload box now."""
     chosen = [(views or {}).get(slot) for slot in range(len(runs))]
     look = Look(colormap, log_y=log_y, shaded=shade or 0)
-    return saved(tab.export_pack(runs, Path(image).name if image else "photo", look, chosen))
+    return saved(tab.export_pack(runs, Path(photo).name if photo else "photo", look, chosen))
 
 
 def forward_passes() -> int:
@@ -610,11 +615,14 @@ with gr.Blocks(title="ViT explorer", delete_cache=(600, FILE_TTL_S)) as demo:
     shown_on(export_one, exported)
     shown_on(export_all, exported)
     export_one.click(
-        export_one_figure, [state, figure_name, figure_format, log_y, shaded], exported, api_name="export_figure"
+        export_one_figure,
+        [state, figure_name, figure_format, log_y, shaded, analyzed_photo],
+        exported,
+        api_name="export_figure",
     )
     export_all.click(
         export_pack,
-        [state, image, colormap, log_y, shaded, views],
+        [state, analyzed_photo, colormap, log_y, shaded, views],
         exported,
         api_name="export_pack",
     )

@@ -298,7 +298,7 @@ def exports(page: Page) -> None:
         fmt = middle.radio(LABEL.export_format, ["png", "svg"], horizontal=True, key="export_format")
         try:
             if right.button(LABEL.export_figure, key="prepare_figure"):
-                state.exported = compare.export_figure(state.runs, name, fmt, look())
+                state.exported = compare.export_figure(state.runs, name, fmt, look(), state.photo_name)
             if right.button(LABEL.export_pack, key="prepare_pack"):
                 with st.spinner("Rendering every figure"):
                     state.exported = compare.export_pack(state.runs, state.photo_name, look(), views(page))
@@ -450,7 +450,7 @@ def alternet_tab(picture: tuple[bytes, str], photo_digest: str) -> None:
         elif state.get("alternet_key") != key:  # a new photo or placement: the photo's curves
             if problem := unreadable(picture):  # refused (and logged) once already
                 raise Problem(problem)
-            state.alternet_view, state.alternet_key = alternet.on_photo(state.spec, picture[0]), key
+            state.alternet_view, state.alternet_key = alternet.on_photo(state.spec, *picture), key
     except Problem as exc:
         st.error(str(exc))
         return

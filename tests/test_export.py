@@ -124,19 +124,20 @@ def test_gradio_exports_a_figure_and_the_pack(server_url: str, sample_photo: Pat
     assert Image.open(png).size == FIGURE_SIZE
     svg = client.predict("fig2a-resnet50", "svg", api_name="/export_figure")
     assert b"<svg" in Path(svg).read_bytes()[:400]
-    shaded = Path(client.predict("fig9-variance", "svg", True, 1, api_name="/export_figure")).read_text()
+    shaded = Path(client.predict("fig9-variance", "svg", True, 1, "cat.jpg", api_name="/export_figure")).read_text()
     assert "subsampling (blue, ViT-Ti/16)" not in shaded and "MSA block (gray, ViT-Ti/16)" in shaded  # as on screen
-    with zipfile.ZipFile(client.predict(handle_file(str(sample_photo)), "inferno", api_name="/export_pack")) as archive:
+    assert "on cat.jpg · ResNet-50: random" in shaded  # the photo analyzed (in the page: the hidden analyzed_photo)
+    with zipfile.ZipFile(client.predict(str(sample_photo), "inferno", api_name="/export_pack")) as archive:
         assert {"handout.html", "blocks.csv", "figures/fig8-high-frequency.png", "maps/cat.jpg-resnet50.png"} <= set(
             archive.namelist()
         )
         default_map = archive.read("maps/cat.jpg-vit_tiny_patch16_224.png")
         assert "layer 12/12" in archive.read("handout.html").decode()
     client.predict(layer=3, head="2", api_name="/view_1")  # the ViT's column: layer 3, head 2
-    with zipfile.ZipFile(client.predict(handle_file(str(sample_photo)), "inferno", api_name="/export_pack")) as archive:
+    with zipfile.ZipFile(client.predict(str(sample_photo), "inferno", api_name="/export_pack")) as archive:
         html = archive.read("handout.html").decode()
         assert "layer 3/12" in html and "head 2/3" in html and "layer 12/12" not in html
         assert archive.read("maps/cat.jpg-vit_tiny_patch16_224.png") != default_map
     client.predict(layer=3, head="2", rollout=True, api_name="/view_1")
-    with zipfile.ZipFile(client.predict(handle_file(str(sample_photo)), "inferno", api_name="/export_pack")) as archive:
+    with zipfile.ZipFile(client.predict(str(sample_photo), "inferno", api_name="/export_pack")) as archive:
         assert "Attention rollout through all 12 layers" in archive.read("handout.html").decode()

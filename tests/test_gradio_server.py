@@ -122,7 +122,7 @@ def test_random_top5_reads_each_probability_and_a_new_analysis_clears_the_old_ex
     ]
     labels = [c["label"] for c in top5["confidences"]]
     assert len(labels) == 5 and all(re.search(r" \(\d+\.\d\d%\)$", label) for label in labels)  # not five times "0%"
-    assert client.predict(photo, "inferno", api_name="/export_pack")  # a pack of this analysis on offer ...
+    assert client.predict(str(sample_photo), "inferno", api_name="/export_pack")  # a pack of this analysis on offer ...
     assert (
         client.predict(photo, ["vit_tiny_patch16_224"], "random", "inferno", 0.6, True, api_name="/run")[-1]["value"]
         is None

@@ -204,6 +204,11 @@ def test_figure_export_gives_a_titled_png_for_download():
 
     assert Image.open(io.BytesIO(exported.data)).size == (2400, 1400)
     assert at.get("download_button")  # the download is offered
+    at.radio(key="export_format").set_value("svg")
+    at.button(key="prepare_figure").click().run()
+    svg = at.session_state["exported"].data.decode()
+    assert f"on {at.session_state['photo_name']}" in svg  # the slide names the photo its curves were measured on
+    assert at.session_state["alternet_view"].measured.startswith(f"on {at.session_state['photo_name']}, resized")
 
 
 def test_the_teaching_pack_shows_each_map_as_chosen_on_screen():

@@ -40,11 +40,14 @@ def downloaded(page: Page, control: Locator, name: str, tmp_path: Path) -> zipfi
     return zipfile.ZipFile(path)
 
 
-def check_handout(pack: zipfile.ZipFile) -> None:
-    """The handout shows the maps as chosen on screen: ViT-Ti's layer 3, head 2, and the lesioned ResNet."""
+def check_handout(pack: zipfile.ZipFile, photo: str) -> None:
+    """The handout shows the maps as chosen on screen: ViT-Ti's layer 3, head 2, and the lesioned ResNet; it and
+    its slides name the `photo` analyzed."""
     html = pack.read("handout.html").decode()
     assert "layer 3/12" in html and "head 2/3" in html, html[:2000]
     assert "layer2.1 switched off" in html
+    assert f"Made with the ViT explorer on {photo}." in html
+    assert f"on {photo} · " in pack.read("figures/fig9-variance.svg").decode()
 
 
 # Gradio
@@ -192,7 +195,7 @@ def test_gradio_walkthrough(page: Page, server_url: str, sample_photo: Path, out
     link = page.locator("#export-file a[download]").first
     link.wait_for(timeout=ANALYSIS_MS)
     with downloaded(page, link, "teaching-pack.zip", tmp_path) as pack:
-        check_handout(pack)
+        check_handout(pack, sample_photo.name)
     assert not gradio_errors(page)
     shot("6-pack")
     page.get_by_role("tab", name="AlterNet (Section 4)").click()
@@ -368,7 +371,7 @@ def test_streamlit_walkthrough(
     offered = page.get_by_role("button", name="Download teaching-pack.zip")
     offered.wait_for(timeout=ANALYSIS_MS)
     with downloaded(page, offered, "teaching-pack.zip", tmp_path) as pack:
-        check_handout(pack)
+        check_handout(pack, sample_photo.name)
     no_exception(page)
     shot("6-pack")
     page.get_by_role("tab", name="AlterNet (Section 4)").click()

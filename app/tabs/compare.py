@@ -273,12 +273,14 @@ class CompareTab:
         )
 
     @staticmethod
-    def export_figure(runs: list[ModelRun], name: str, fmt: str, look: Look = Look()) -> Download:
+    def export_figure(runs: list[ModelRun], name: str, fmt: str, look: Look = Look(), photo: str = "") -> Download:
         """Figure `name` (a name of `Page.figure_choices`) as a PNG at 2x or an SVG, titled for slides, drawn
-        as on screen (`look`'s variance axis and shaded model)."""
+        as on screen (`look`'s variance axis and shaded model), its subtitle naming the `photo` analyzed."""
         if not runs:
             raise problem("Analyze a photo first.")
-        figs = export.paper_figures([run.result for run in runs], look.log_y, look.shaded, [run.lens for run in runs])
+        lenses = [run.lens for run in runs]
+        measured = export.measured_on([photo] if photo else [])
+        figs = export.paper_figures([run.result for run in runs], look.log_y, look.shaded, lenses, measured)
         if name not in figs or fmt not in ("png", "svg"):
             raise problem(f"no figure {name!r} as {fmt!r}: pick one of {', '.join(figs)} as png or svg")
         with problems():
@@ -298,7 +300,7 @@ class CompareTab:
             pack = export.teaching_pack(
                 [run.result for run in runs],
                 [runs],
-                [photo_name],
+                [shown(photo_name)],  # a user's file name, cut to one short line
                 self.service.device_name,
                 look.colormap,
                 views,

@@ -12,6 +12,7 @@ import hashlib
 import sys
 import tempfile
 import threading
+from functools import partial
 from pathlib import Path
 from typing import Callable
 
@@ -256,7 +257,8 @@ def where_it_looks(i: int, column: Column) -> None:
     finally:
         stop.empty()
     st.image(image, caption=f"{column.map_title}: {caption}", width="stretch")
-    st.download_button(LABEL.map_png, png(image), f"map-{run.result.name}.png", "image/png", key=key("map", i))
+    encoded = partial(png, image)  # made when clicked, not on each rerun of the page
+    st.download_button(LABEL.map_png, encoded, f"map-{run.result.name}.png", "image/png", key=key("map", i))
 
 
 def model_column(i: int, column: Column) -> None:

@@ -9,6 +9,7 @@ import sys
 import zipfile
 from pathlib import Path
 
+import numpy as np
 import pytest
 from PIL import Image
 from streamlit.testing.v1 import AppTest
@@ -147,6 +148,12 @@ def test_streamlit_server_in_the_browser(page, streamlit_url: str, sample_photo:
     body = page.locator("body").inner_text()
     assert "ResNet-50" in body and "ViT-S/16" in body and "Grad-CAM" in body and "Offline" in body
     assert page.locator("[data-testid=stImage] img").count() >= 3  # two maps and the 32x32 input
+    vit = page.locator("[data-testid=stColumn]").filter(has=page.get_by_role("heading", name="ViT-S/16"))
+    with page.expect_download(timeout=TIMEOUT_S * 1000) as started:  # the map's PNG, made when asked for
+        vit.get_by_role("button", name=LABEL.map_png).click()
+    assert started.value.suggested_filename == "map-vit_small_patch16_224.png"
+    map_png = np.asarray(Image.open(started.value.path()))
+    assert map_png.shape[0] == map_png.shape[1] >= 224 and map_png.std() > 1  # the square overlay, not a blank
     page.set_viewport_size({"width": 1440, "height": 4200})  # Streamlit scrolls inside its own container
     page.wait_for_timeout(1500)
     page.screenshot(path=str(output_dir / "streamlit.png"), full_page=True)

@@ -9,6 +9,7 @@ for slides.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import plotly.graph_objects as go
 
@@ -47,17 +48,9 @@ class PaperTab:
 
     @staticmethod
     def section(name: str, recomputed: Recomputed) -> Section:
-        shown = findings.sections(recomputed)[name]
-        finding = FINDINGS.get(name)
-        return Section(
-            name,
-            findings.FIGURES[name].explanation,
-            findings.figures(name, shown),
-            findings.panels(name),
-            findings.caption(name, shown, recomputed=name in recomputed),
-            finding and f"Recompute ({finding.figure})",
-            finding.images if finding else 0,
-        )
+        """Analysis `name` as recomputed in the session, else as stored (drawn once per process: Streamlit
+        redraws every tab on each rerun, and the stored figures never change; a Section is not modified)."""
+        return _drawn(name, recomputed[name]) if name in recomputed else _stored(name)
 
     def sections(self, recomputed: Recomputed) -> list[Section]:
         """Every analysis, in the paper's order: as recomputed in the session, else as stored."""
@@ -86,3 +79,23 @@ class PaperTab:
         """Every figure of the tab as PNG (2x) and SVG, titled with its models' weights, in one ZIP."""
         with problems():
             return Download(export.figures_zip(findings.for_slides(findings.sections(recomputed))), "paper-figures.zip")
+
+
+def _drawn(name: str, recomputed: dict | None) -> Section:
+    """Analysis `name`'s section: `recomputed` in the session, or None for the stored results."""
+    shown = recomputed or findings.sections({})[name]
+    finding = FINDINGS.get(name)
+    return Section(
+        name,
+        findings.FIGURES[name].explanation,
+        findings.figures(name, shown),
+        findings.panels(name),
+        findings.caption(name, shown, recomputed=recomputed is not None),
+        finding and f"Recompute ({finding.figure})",
+        finding.images if finding else 0,
+    )
+
+
+@lru_cache(maxsize=None)
+def _stored(name: str) -> Section:
+    return _drawn(name, None)

@@ -480,9 +480,17 @@ def exported_alternet(shown: AlterNetView, bad: str | None) -> Download:
 
 
 def move(delta: int) -> None:
-    """Back or next in the tour; the address follows, so that it links to the step."""
+    """Back or next in the tour (the address follows: `linked`)."""
     state.tour_step = min(max(state.tour_step + delta, 0), len(TOUR_KEYS) - 1)
-    st.query_params["step"] = TOUR_KEYS[state.tour_step]
+
+
+def linked(on_tour: bool) -> None:
+    """The page's address names the tour's step while the tour is shown (a link a teacher can copy), and no step
+    once another tab is (a reload then opens the Compare tab)."""
+    if on_tour:
+        st.query_params["step"] = TOUR_KEYS[state.tour_step]
+    elif "step" in st.query_params:
+        del st.query_params["step"]
 
 
 def tour_tab() -> None:
@@ -590,3 +598,4 @@ with paper_section:
     paper_tab(picture)
 with tour_section:
     tour_tab()
+linked(bool(tour_section.open))

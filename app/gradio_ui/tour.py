@@ -24,6 +24,15 @@ ADDRESS = f"""(shown) => {{
     }}
     return [];
 }}"""  # the page's address set to ?step=<the step shown> (read from the progress line: a State stays on the server)
+FORGET = """(shown) => {
+    const address = new URL(window.location.href);
+    if (shown && address.searchParams.has("step")) {
+        address.searchParams.delete("step");
+        window.history.replaceState(window.history.state, "", address);
+    }
+    return [];
+}"""  # another tab shown: the address no longer names a step (a reload opens the Compare tab, as in Streamlit);
+# not while the progress line is empty: the first tab's select fires as the page mounts, before a deep link is read
 
 
 def build(tab: TourTab, state: gr.State, tabs: gr.Tabs, page: gr.Tab, demo: gr.Blocks, photo: gr.Textbox) -> None:
@@ -89,4 +98,8 @@ def build(tab: TourTab, state: gr.State, tabs: gr.Tabs, page: gr.Tab, demo: gr.B
     shown_on(export, exported)
     export.click(handout, [state, photo], exported, api_name="tour_export")
     demo.load(linked, state, [*shown, tabs], api_visibility="private", **in_order)
-    page.select(show, [state, position], shown, api_visibility="private", **in_order)  # the runs may have changed
+    opened = page.select(show, [state, position], shown, api_visibility="private", **in_order)  # runs may be new
+    opened.then(None, progress, None, js=ADDRESS)
+    for other in tabs.children:  # the page's other tabs (the tour's own is among them, being built)
+        if other is not page:
+            other.select(None, progress, None, js=FORGET)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 import os
 import subprocess
 import sys
@@ -60,10 +61,19 @@ def test_analyze_fills_every_panel_and_view_controls_redraw_without_a_forward_pa
     at.selectbox(key=ckey(at, "head", 1)).set_value("2").run()
     at.selectbox(key="colormap").set_value("viridis").run()
     assert not at.exception and service().forward_passes == passes
+    assert y_axis_of_fig9(at) == "log"
+    at.checkbox(key="log_y").uncheck().run()  # the page's plots are made again (a restyle re-uses them)
+    assert y_axis_of_fig9(at) == "linear"
     assert not any("press **Analyze** for the new photo" in i.value for i in at.info)
     at.selectbox(key="sample").set_value("coffee.jpg").run()  # a new photo: the results are kept, and said stale
     assert any("for **cat.jpg**: press **Analyze** for the new photo" in i.value for i in at.info)
     assert at.session_state["runs"][0].result.name == MODELS[0]
+
+
+def y_axis_of_fig9(at: AppTest) -> str:
+    """The y-axis type of the Compare tab's feature-map variance plot (Fig 9), as sent to the browser."""
+    (chart,) = [c for c in at.get("plotly_chart") if c.proto.id.endswith("-variance")]
+    return json.loads(chart.proto.spec)["layout"]["yaxis"].get("type", "linear")
 
 
 def test_a_lesion_reruns_the_model_and_clearing_it_restores_the_results():
@@ -74,6 +84,7 @@ def test_a_lesion_reruns_the_model_and_clearing_it_restores_the_results():
     lesioned = at.session_state["runs"][0]
     assert lesioned.lesion == (5, 6) and service().forward_passes > passes
     assert lesioned.result.predictions != before
+    assert any("switched off" in m.value for m in at.markdown)  # the column's title names the lesion
     at.multiselect(key=ckey(at, "lesion", 0)).set_value([]).run()
     assert at.session_state["runs"][0].result.predictions == before and not at.exception
 

@@ -26,7 +26,7 @@ from app.gradio_ui import paper as findings_panel
 from app.gradio_ui import tour as tour_panel
 from app.gradio_ui.downloads import saved, shown_on
 from app.gradio_ui.errors import ask_stop, stopped_since, user_facing, watched
-from app.gradio_ui.photo import photo_input, refused_line
+from app.gradio_ui.photo import PREVIEW_CSS, WATCH_PREVIEW, photo_input, refused_line
 from app.gradio_ui.repeats import dropping_repeats
 from app.gradio_ui.sessions import OnePerSession
 from app.guard import RequestGuard, Uploads
@@ -489,9 +489,11 @@ with gr.Blocks(title="ViT explorer", delete_cache=(600, FILE_TTL_S)) as demo:
 
     # another photo than the one analyzed: the status line says the results shown are for the previous one (in
     # the browser: no request); an upload that ends after its own Analyze has finished is not another photo
-    # (not while an Analyze runs: a photo uploaded as it was pressed is the one analyzed; at its end, it is checked)
+    # (not while an Analyze runs: a photo uploaded as it was pressed is the one analyzed; at its end, it is checked;
+    # nor before any photo was analyzed: then no results are shown, and the line may say why one was refused)
     stale = LABEL.stale.format(previous="the previous photo")
-    said = f"now === {json.dumps(LABEL.ready)} || (photo && photo.path === analyzed) ? now : {json.dumps(stale)}"
+    kept = f"now === {json.dumps(LABEL.ready)} || !analyzed || (photo && photo.path === analyzed)"
+    said = f"{kept} ? now : {json.dumps(stale)}"
     image.change(
         None,
         [image, status, analyzed_photo],
@@ -627,11 +629,16 @@ with gr.Blocks(title="ViT explorer", delete_cache=(600, FILE_TTL_S)) as demo:
         api_name="export_pack",
     )
     demo.load(on_load, None, banner, api_visibility="private")
+    demo.load(None, js=WATCH_PREVIEW)
 
-CSS = """#banner, #alternet-banner {background: #fff4e5; border-left: 4px solid #f59e0b; padding: 8px 12px}
+CSS = (
+    """#banner, #alternet-banner {background: #fff4e5; border-left: 4px solid #f59e0b; padding: 8px 12px}
 .caption {font-size: 0.85em}
 #alternet-steps table {display: block; overflow-x: auto}
-#alternet-steps td:last-child {white-space: nowrap}"""
+#alternet-steps td:last-child {white-space: nowrap}
+"""
+    + PREVIEW_CSS
+)
 
 
 def sweep_uploads() -> None:

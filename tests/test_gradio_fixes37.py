@@ -1,6 +1,6 @@
 """Issue 37's Gradio follow-ups in a real headless Chromium: an error toast is plain text (a typed spec's markup
 is not drawn), a bad spec is logged once, an error toast does not outlive a later successful Analyze, and a
-refused file says so on the status line."""
+refused file says so on the status line, and its preview is a line, not a broken image."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from pathlib import Path
 
 from playwright.sync_api import expect
 
+from app.gradio_ui.photo import UNSHOWN
 from app.service import AUTO, WEIGHT_LABELS
 from app.views.texts import LABEL
 from tests.conftest import Server
@@ -83,6 +84,28 @@ def test_a_refused_file_is_named_on_the_status_line_uncovered(page, server_url: 
     assert "new photo" not in status.inner_text(), status.inner_text()
     pills = [pill for pill in status.locator(".error").all() if pill.is_visible()]
     assert not pills, [pill.inner_text() for pill in pills]
+
+
+def test_a_file_the_browser_cannot_show_has_a_line_not_a_broken_preview(
+    page, server_url: str, sample_photo, tmp_path: Path, output_dir: Path
+):
+    bad = tmp_path / "notes.jpg"
+    bad.write_text("this is not a photo")
+    page.goto(server_url)
+    page.get_by_role("button", name=LABEL.analyze).wait_for()
+    upload = page.locator("#image-input input[type=file]")
+    upload.set_input_files(str(bad))
+    preview = page.locator("#image-input")
+    expect(preview.locator(".unshown")).to_have_text(UNSHOWN, timeout=TIMEOUT_MS)
+    expect(preview.locator("img").first).to_be_hidden()
+    preview.screenshot(path=str(output_dir / "gradio_unshown_preview.png"))
+    preview.get_by_role("button", name="Remove Image").click()  # the preview's x: the line goes with it
+    expect(preview.locator(".unshown")).to_have_count(0, timeout=TIMEOUT_MS)
+    upload.set_input_files(str(bad))
+    expect(preview.locator(".unshown")).to_have_count(1, timeout=TIMEOUT_MS)
+    upload.set_input_files(str(sample_photo))  # a photo replaces the file: shown, and the line is gone
+    expect(preview.locator("img").first).to_be_visible(timeout=TIMEOUT_MS)
+    expect(preview.locator(".unshown")).to_have_count(0)
 
 
 def test_an_analyze_pressed_during_a_slow_upload_never_calls_its_results_stale(

@@ -5,6 +5,8 @@ within its pixel bounds."""
 
 from __future__ import annotations
 
+import json
+
 import gradio as gr
 from gradio.data_classes import ImageData
 
@@ -14,6 +16,32 @@ from app.tabs.compare import not_an_image
 from engine.errors import shown
 
 REFUSED = Refusals()  # a refused upload's path: the line it was refused with
+UNSHOWN = "No preview: the browser cannot show this file. Analyze says whether it can be read."
+
+# In the browser: a preview the browser cannot decode (a file that is not an image, or one in a format it does
+# not show) is hidden behind UNSHOWN rather than drawn as a broken image; the line goes with the preview.
+WATCH_PREVIEW = f"""() => {{
+    const mark = (img, broken) => {{
+        const box = img.closest('#image-input');
+        if (!box) return;
+        img.style.visibility = broken ? 'hidden' : '';
+        box.querySelector('.unshown')?.remove();
+        if (!broken) return;
+        const line = document.createElement('p');
+        line.className = 'unshown';
+        line.textContent = {json.dumps(UNSHOWN)};
+        box.appendChild(line);
+    }};
+    document.addEventListener('error', (e) => e.target.tagName === 'IMG' && mark(e.target, true), true);
+    document.addEventListener('load', (e) => e.target.tagName === 'IMG' && mark(e.target, false), true);
+    new MutationObserver(() => {{  // a preview cleared (its x) takes the line with it
+        const box = document.querySelector('#image-input');
+        if (box && !box.querySelector('img')) box.querySelector('.unshown')?.remove();
+    }}).observe(document.body, {{childList: true, subtree: true}});
+}}"""
+PREVIEW_CSS = """#image-input {position: relative}
+#image-input .unshown {position: absolute; inset: 40% 1em auto 1em; text-align: center; color: #b45309;
+pointer-events: none}"""
 
 
 def photo_input(**options) -> gr.Image:

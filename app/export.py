@@ -219,10 +219,12 @@ def figures_zip(figs: dict[str, go.Figure], extra: dict[str, bytes] | None = Non
     return pack.zip()
 
 
-def dataset_zip(results: list[ModelResult], device: str) -> bytes:
-    """Dataset curves for slides: Fig 2a per model, Fig 8 and Fig 9 as PNG and SVG, the JSON and the CSV."""
+def dataset_zip(results: list[ModelResult], device: str, measured: str = "") -> bytes:
+    """Dataset curves for slides: Fig 2a per model, Fig 8 and Fig 9 as PNG and SVG (subtitled with what they
+    were `measured` on: 'mean over photos.zip'), the JSON and the CSV."""
     analysis = json.dumps(Analysis(results, device).to_json(), indent=1).encode()
-    return figures_zip(paper_figures(results), {"dataset-curves.json": analysis, "blocks.csv": blocks_csv(results)})
+    figs = paper_figures(results, measured=measured)
+    return figures_zip(figs, {"dataset-curves.json": analysis, "blocks.csv": blocks_csv(results)})
 
 
 def alternet_figures(run: LabRun, measured: str) -> dict[str, go.Figure]:

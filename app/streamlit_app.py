@@ -389,7 +389,7 @@ def dataset_section(names: list[str], typed: str, weights: str) -> None:
         right.plotly_chart(shown.variance, theme=None, key="dataset_variance")
         for column, result, spectrum in zip(st.columns(len(shown.results)), shown.results, shown.spectra):
             column.plotly_chart(spectrum, theme=None, key=f"dataset_spectrum_{result.name}")
-        export_button(LABEL.dataset_export, "dataset", lambda: dataset.export(shown.results))
+        export_button(LABEL.dataset_export, "dataset", lambda: dataset.export(shown))
 
 
 def show_builder(built: Builder) -> None:

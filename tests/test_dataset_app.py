@@ -62,6 +62,10 @@ def test_a_zip_gives_dataset_curves_equal_to_the_engines(client: Client, photos_
         np.testing.assert_allclose(
             _trace_y(high_frequency, trace_name), [b.high_freq for b in expected], rtol=1e-5, atol=1e-6
         )
+    exported = client.predict(api_name="/export_dataset")  # the session's curves, named by their ZIP
+    with zipfile.ZipFile(exported) as pack:
+        svgs = [pack.read(name).decode() for name in pack.namelist() if name.endswith(".svg")]
+    assert len(svgs) == 4 and all("mean over photos.zip" in svg for svg in svgs)  # Fig 2a twice, Figs 8 and 9
 
 
 def _trace_y(plot: dict, name_part: str) -> list[float]:

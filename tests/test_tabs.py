@@ -121,7 +121,11 @@ def test_dataset_measures_a_zip_and_names_the_file_as_the_user_knows_it(service:
     with pytest.raises(Problem, match="Upload a ZIP"):
         tab.measure(None, ["vit_cifar"], "", "random")
     with pytest.raises(Problem, match="Measure a ZIP"):
-        tab.export([])
+        tab.export(None)
+    named = tab.measure(str(archive), ["vit_cifar"], "", "random", shown_name="photos.zip")
+    with zipfile.ZipFile(io.BytesIO(tab.export(named).data)) as exported:
+        svgs = [exported.read(name).decode() for name in exported.namelist() if name.endswith(".svg")]
+    assert len(svgs) == 3 and all("mean over photos.zip" in svg for svg in svgs)  # Figs 2a, 8 and 9
 
 
 def test_paper_shows_every_stored_section_in_order_without_running_a_model(service: Service):

@@ -7,9 +7,8 @@ import gradio as gr
 from app.gradio_ui.downloads import saved, shown_on
 from app.gradio_ui.errors import user_facing, watched
 from app.service import MAX_MODELS
-from app.tabs.dataset import EXPLANATION, DatasetTab
+from app.tabs.dataset import EXPLANATION, DatasetTab, DatasetView
 from app.views.texts import LABEL
-from engine.results import ModelResult
 
 
 def build(tab: DatasetTab, models: gr.CheckboxGroup, typed: gr.Textbox, weights: gr.Radio) -> None:
@@ -30,7 +29,7 @@ def build(tab: DatasetTab, models: gr.CheckboxGroup, typed: gr.Textbox, weights:
             for i in range(MAX_MODELS)
         ]
         return [
-            shown.results,
+            shown,
             shown.summary,
             shown.high_frequency,
             shown.variance,
@@ -39,13 +38,13 @@ def build(tab: DatasetTab, models: gr.CheckboxGroup, typed: gr.Textbox, weights:
         ]
 
     @user_facing
-    def export_zip(results: list[ModelResult], progress: gr.Progress = gr.Progress()) -> str:
+    def export_zip(view: DatasetView | None, progress: gr.Progress = gr.Progress()) -> str:
         progress(0.1, desc="Rendering the figures")
-        return saved(tab.export(results))
+        return saved(tab.export(view))
 
     with gr.Accordion(LABEL.dataset, open=False, elem_id="dataset"):
         gr.Markdown(EXPLANATION)
-        results = gr.State([])
+        results = gr.State(None)  # the DatasetView shown
         with gr.Row(equal_height=False):
             archive = gr.File(label=LABEL.dataset_zip, file_types=[".zip"], elem_id="dataset-zip")
             with gr.Column():

@@ -17,6 +17,7 @@ from app.service import MAX_DATASET_BYTES, MAX_DATASET_IMAGES, Report, Service, 
 from app.tabs import Download, Problem, problem, problems
 from app.views import figures
 from app.views import texts as text
+from engine.errors import shown
 from engine.results import ModelResult
 
 EXPLANATION = text.DATASET.format(images=MAX_DATASET_IMAGES, megabytes=MAX_DATASET_BYTES // 2**20)
@@ -31,6 +32,7 @@ class DatasetView:
     high_frequency: go.Figure
     variance: go.Figure
     spectra: list[go.Figure]  # Fig 2a per model
+    measured: str = ""  # what the curves were measured on, for the exports' subtitles: 'mean over photos.zip'
 
 
 @dataclass
@@ -69,11 +71,14 @@ class DatasetTab:
             figures.high_frequency(results),
             figures.variance(results, True),
             [figures.fourier_spectrum(result) for result in results],
+            f"mean over {shown(shown_name or Path(archive).name)}",
         )
 
-    def export(self, results: list[ModelResult]) -> Download:
-        """Figs 8, 9 and 2a as PNG and SVG, with the JSON and CSV of the values, in one ZIP."""
-        if not results:
+    def export(self, view: DatasetView | None) -> Download:
+        """Figs 8, 9 and 2a as PNG and SVG, each subtitled with the ZIP it was measured on, with the JSON and
+        CSV of the values, in one ZIP."""
+        if view is None or not view.results:
             raise problem("Measure a ZIP of images first.")
         with problems():
-            return Download(export.dataset_zip(results, self.service.device_name), "dataset-curves.zip")
+            zipped = export.dataset_zip(view.results, self.service.device_name, view.measured)
+            return Download(zipped, "dataset-curves.zip")

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Callable
 
 import gradio as gr
+import numpy as np
 from starlette.middleware import Middleware
 
 from app.cifar_lab import CifarLab
@@ -25,10 +26,11 @@ from app.gradio_ui import dataset as dataset_panel
 from app.gradio_ui import paper as findings_panel
 from app.gradio_ui import tour as tour_panel
 from app.gradio_ui.downloads import saved, shown_on
-from app.gradio_ui.errors import ask_stop, stopped_since, user_facing, watched
+from app.gradio_ui.errors import REFUSAL_CSS, SHOW_REFUSALS, user_facing, watched
 from app.gradio_ui.photo import PREVIEW_CSS, WATCH_PREVIEW, photo_input, refused_line
 from app.gradio_ui.repeats import dropping_repeats
 from app.gradio_ui.sessions import OnePerSession
+from app.gradio_ui.stops import MapRequests, ask_stop, stopped_since
 from app.guard import RequestGuard, Uploads
 from app.logs import configure as configure_logging
 from app.paper_findings import PaperFindings
@@ -57,6 +59,7 @@ from app.views.texts import LABEL
 UPLOADS = Uploads.gradio(tuple(SAMPLES))
 service = Service.start(uploads=UPLOADS)
 tab = CompareTab(service)
+MAPS = MapRequests()  # which map request each column asked for last: its end hides the Stop
 QUEUE_SIZE = 64  # requests waiting past this are refused with "queue is full"
 CONCURRENCY = 2  # events of one kind in progress at once; models themselves run one at a time
 MAX_UPLOAD = "50mb"
@@ -271,9 +274,27 @@ APPLYING_CONTROLS = f"""(rollout, method) => {{
 }}"""
 
 
+def draw_map(
+    runs: list[ModelRun], slot: int, options: ViewOptions, look: Look, request: gr.Request | None, progress
+) -> tuple[np.ndarray, str] | None:
+    """One slot's map as `options` choose it and its caption: from the stored results, or from an attribution
+    computed once for the run (with progress); None when the column's Stop stopped it (its button said so)."""
+    started = time.monotonic()
+    try:
+        image, caption = tab.view(runs[slot], options, look, watched(progress, request, slot))
+    except Problem:
+        if stopped_since(request, started, slot):  # no error on top of the Stop's own message
+            return None
+        MAPS.end(request, slot, started)
+        raise
+    if stopped_since(request, started, slot):  # done as Stop was pressed: the Stop's message stands
+        return None
+    MAPS.end(request, slot, started)
+    return image, with_distance(caption, evidence.distance_here(runs[slot].result))
+
+
 def redraw(slot: int) -> Callable:
-    """The handler re-drawing one slot's map: from the stored results, or from an attribution computed once
-    for the run (with progress)."""
+    """The handler re-drawing one slot's map as its controls ask."""
 
     @user_facing
     def view(
@@ -290,18 +311,31 @@ def redraw(slot: int) -> Callable:
         request: gr.Request = None,
         progress: gr.Progress = gr.Progress(),
     ):
-        if slot >= len(runs):
-            return gr.skip(), gr.skip(), gr.skip()
-        options, started = view_options(layer, head, rollout, method, target, steps), time.monotonic()
-        try:
-            image, caption = tab.view(runs[slot], options, Look(colormap, opacity), watched(progress, request))
-        except Problem:
-            if stopped_since(request, started):  # its Stop button said so already: no error on top
-                return gr.skip(), gr.skip(), gr.skip()
-            raise
-        return image, with_distance(caption, evidence.distance_here(runs[slot].result)), {**views, slot: options}
+        options = view_options(layer, head, rollout, method, target, steps)
+        drawn = draw_map(runs, slot, options, Look(colormap, opacity), request, progress) if slot < len(runs) else None
+        return (gr.skip(),) * 3 if drawn is None else (*drawn, {**views, slot: options})
 
     return view
+
+
+@user_facing
+def redraw_steps(request: gr.Request, progress: gr.Progress = gr.Progress(), *inputs) -> list:
+    """Every column's map for a new number of Integrated Gradients steps, in turn (a map of another method is
+    a redraw): one event for the page, as one per column would pass the page's limit of requests in flight.
+    `inputs`: the runs, views, colormap, opacity, steps and each slot's five controls. A column's problem is
+    a warning naming its model, and the other columns are still drawn; a column's Stop stops its own map."""
+    runs, views, colormap, opacity, steps, *controls = inputs
+    look, drawn, chosen = Look(colormap, opacity), [], dict(views)
+    for i in range(MAX_MODELS):
+        options, shown = view_options(*controls[5 * i : 5 * i + 5], steps), None
+        try:
+            shown = draw_map(runs, i, options, look, request, progress) if i < len(runs) else None
+        except Problem as problem:
+            gr.Warning(f"{runs[i].result.label}: {problem}")
+        if shown is not None:
+            chosen[i] = options
+        drawn += [gr.skip(), gr.skip()] if shown is None else list(shown)
+    return [*drawn, chosen]
 
 
 @user_facing
@@ -319,20 +353,59 @@ def restyle(runs: list[ModelRun], colormap: str, opacity: float, steps: float, *
 
 
 def stop_button(slot: int) -> Callable:
-    """The handler showing one slot's Stop button when its map has to be computed (hidden when it is drawn)."""
+    """The handler showing one slot's Stop button when its map has to be computed (hidden when it is drawn), run
+    as a map is asked for, before its request."""
 
-    def shown(runs: list[ModelRun], _views, _colormap, _opacity, steps, layer, head, rollout, method, target):
+    def shown(
+        runs: list[ModelRun],
+        _views,
+        _colormap,
+        _opacity,
+        steps,
+        layer,
+        head,
+        rollout,
+        method,
+        target,
+        request: gr.Request = None,
+    ):
+        MAPS.ask(request, slot)
         computed = slot >= len(runs) or view_options(layer, head, rollout, method, target, steps).computed(runs[slot])
         return gr.Button(visible=not computed)
 
     return shown
 
 
-def hide_stop(request: gr.Request) -> tuple[gr.Button, str, gr.Button]:
-    """Ask the session's work in progress to stop (a Stop button's handler), hide the button, say that the map
-    was not finished (the one shown is the previous map) and offer to compute it."""
-    ask_stop(request)
-    return gr.Button(visible=False), f"{LABEL.map_stopped} {text.MAP_STOPPED}", gr.Button(visible=True)
+def stop_buttons(request: gr.Request, *inputs) -> list[gr.Button]:
+    """Every slot's Stop button as a change of the steps asks for its map (`inputs` as for redraw_steps)."""
+    runs, views, colormap, opacity, steps, *controls = inputs
+    return [
+        stop_button(i)(runs, views, colormap, opacity, steps, *controls[5 * i : 5 * i + 5], request)
+        for i in range(MAX_MODELS)
+    ]
+
+
+def settled_hides(slots: range) -> Callable:
+    """The handler hiding the Stop and Compute buttons of `slots` after a map request, except for a slot whose
+    map has been asked for again since (a stopped request ends late, maybe after Compute has shown its Stop)."""
+
+    def hide(request: gr.Request) -> list:
+        hidden, kept = [gr.Button(visible=False)] * 2, [gr.skip()] * 2
+        return [button for i in slots for button in (hidden if MAPS.settled(request, i) else kept)]
+
+    return hide
+
+
+def hide_stop(slot: int) -> Callable:
+    """The handler of one slot's Stop: stop its map work, hide the button, say that the map was not finished
+    (the one shown is the previous map) and offer to compute it (a request ending now leaves that offer)."""
+
+    def stop(request: gr.Request) -> tuple[gr.Button, str, gr.Button]:
+        ask_stop(request, slot)
+        MAPS.ask(request, slot)
+        return gr.Button(visible=False), f"{LABEL.map_stopped} {text.MAP_STOPPED}", gr.Button(visible=True)
+
+    return stop
 
 
 def lesion(slot: int) -> Callable:
@@ -537,13 +610,29 @@ with gr.Blocks(title="ViT explorer", delete_cache=(600, FILE_TTL_S)) as demo:
     analyzing.success(None, js=CLOSING_ERRORS)
     # a photo refused on the way in: the status line says so (the line of its error), over the "Error" mark
     analyzing.failure(refused_status, image, status, preprocess=False, queue=False, api_visibility="private")
+    every_control = [c for slot in slots for c in slot.options]
+    stops_and_computes = [button for slot in slots for button in (slot.stop, slot.compute)]
+    private = {"queue": False, "api_visibility": "private"}
+    # the steps apply to every column: one event for the page (one per column would pass its limit in flight)
+    steps_inputs = [state, views, colormap, opacity, steps, *every_control]
+    gr.on([steps.input], stop_buttons, steps_inputs, [slot.stop for slot in slots], **private)
+    styled = gr.on(
+        [steps.input],
+        redraw_steps,
+        steps_inputs,
+        [*[c for slot in slots for c in (slot.view, slot.caption)], views],
+        api_name="restyle_steps",
+        api_visibility="private",
+        show_progress_on=[slot.view for slot in slots],
+        trigger_mode="always_last",  # a second change of the steps while the first one's maps are drawn: after
+    )
+    styled.then(settled_hides(range(MAX_MODELS)), None, stops_and_computes, **private)
     for i, slot in enumerate(slots):
         inputs, outputs = [state, views, colormap, opacity, steps, *slot.options], [slot.view, slot.caption, views]
         changes = [slot.layer.input, slot.head.input, slot.rollout.input, slot.method.input, slot.target.input]
         # the browser runs a trigger's listeners in the order made, each after the one before has finished:
         # the quick ones (the Stop button, the controls that apply) come before the map, which may take minutes
-        private = {"queue": False, "api_visibility": "private"}
-        gr.on([*changes, steps.input], stop_button(i), inputs, slot.stop, **private)  # only while computing
+        gr.on(changes, stop_button(i), inputs, slot.stop, **private)  # only while computing
         gr.on(
             [slot.rollout.input, slot.method.input],
             None,
@@ -560,34 +649,21 @@ with gr.Blocks(title="ViT explorer", delete_cache=(600, FILE_TTL_S)) as demo:
             show_progress_on=slot.view,
             trigger_mode="always_last",
         )
-        # private events are named too: an unnamed one takes the function's name (view, view_1, ...), which
-        # would push the public view_<i> of the next column to view_<i>_1
-        styled = gr.on(
-            [steps.input],
-            redraw(i),
-            inputs,
-            outputs,
-            api_name=f"restyle_{i}",
-            api_visibility="private",
-        )
-        for drawn in (chosen, styled):
-            drawn.then(lambda: gr.Button(visible=False), None, slot.stop, **private)
-            drawn.success(lambda: gr.Button(visible=False), None, slot.compute, **private)  # not on a Stop
-        # after a Stop, "Compute this map" computes the map the controls ask for; a map drawn hides it
+        # its Stop and "Compute this map" go once the map asked for last is drawn (a Stop keeps Compute)
+        chosen.then(settled_hides(range(i, i + 1)), None, [slot.stop, slot.compute], **private)
+        # after a Stop, "Compute this map" computes the map the controls ask for
         computing = slot.compute.click(lambda: gr.Button(visible=False), None, slot.compute, **private)
         computing.then(stop_button(i), inputs, slot.stop, **private)
         asked = computing.then(
             redraw(i), inputs, outputs, show_progress_on=slot.view, api_name=f"compute_{i}", api_visibility="private"
         )
-        asked.then(lambda: gr.Button(visible=False), None, slot.stop, **private)
-        slot.stop.click(
-            hide_stop,
-            None,
-            [slot.stop, slot.caption, slot.compute],
-            queue=False,
-            cancels=[chosen, styled, asked],
-            api_name=f"stop_{i}",
-        )
+        asked.then(settled_hides(range(i, i + 1)), None, [slot.stop, slot.compute], **private)
+        slot.stop.click(hide_stop(i), None, [slot.stop, slot.caption, slot.compute], queue=False, api_name=f"stop_{i}")
+        # the page cancels a listener's requests one after the other, each looked up once the one before is
+        # cancelled: one listener per request, so that a slow cancel cannot reach a Compute pressed after it.
+        # The steps' redraw (every column's) is not cancelled: the Stop stops this column's part of it
+        for work in (chosen, asked):
+            slot.stop.click(None, js="() => []", cancels=[work])
         gr.on(
             [slot.lesion.input],
             lesion(i),
@@ -599,7 +675,7 @@ with gr.Blocks(title="ViT explorer", delete_cache=(600, FILE_TTL_S)) as demo:
     gr.on(
         [colormap.input, opacity.input],
         restyle,
-        [state, colormap, opacity, steps, *[c for slot in slots for c in slot.options]],
+        [state, colormap, opacity, steps, *every_control],
         [c for slot in slots for c in (slot.view, slot.caption)],
         api_visibility="private",
         show_progress="hidden",  # a map being computed shows its own progress
@@ -630,6 +706,7 @@ with gr.Blocks(title="ViT explorer", delete_cache=(600, FILE_TTL_S)) as demo:
     )
     demo.load(on_load, None, banner, api_visibility="private")
     demo.load(None, js=WATCH_PREVIEW)
+    demo.load(None, js=SHOW_REFUSALS)
 
 CSS = (
     """#banner, #alternet-banner {background: #fff4e5; border-left: 4px solid #f59e0b; padding: 8px 12px}
@@ -638,6 +715,7 @@ CSS = (
 #alternet-steps td:last-child {white-space: nowrap}
 """
     + PREVIEW_CSS
+    + REFUSAL_CSS
 )
 
 

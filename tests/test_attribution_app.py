@@ -76,6 +76,17 @@ def test_stop_ends_a_slow_map_at_its_next_batch_and_leaves_nothing_half_made(cli
     assert client.predict(api_name="/forward_passes") - stopped == full
 
 
+def test_a_columns_stop_stops_its_own_map_and_no_other(client: Client, sample_photo: Path):
+    client.predict(handle_file(str(sample_photo)), MODELS, "random", "inferno", 0.6, True, api_name="/run")
+    before = client.predict(api_name="/forward_passes")
+    job = client.submit(method="Occlusion", target=None, api_name="/view_1")  # the ViT's column
+    while client.predict(api_name="/forward_passes") == before:  # its first occluded batch has run
+        time.sleep(0.2)
+    client.predict(api_name="/stop_0")  # the ResNet's Stop
+    _, caption = job.result()
+    assert caption.startswith("Occlusion of the top-1 class"), caption  # made whole
+
+
 def test_analyze_api_takes_the_method(client: Client, sample_photo: Path):
     out = client.predict(handle_file(str(sample_photo)), MODELS, "random", "Gradient x attention", api_name="/analyze")
     resnet, vit = out["models"]

@@ -10,6 +10,7 @@ from gradio_client import Client
 from playwright.sync_api import expect
 
 from app.views.texts import LABEL
+from tests.conftest import gradio_server
 
 TIMEOUT_MS = 300_000
 FAST = {"offline": False, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1}
@@ -80,13 +81,13 @@ def test_an_analyze_pressed_during_a_slow_upload_is_not_called_stale(page, serve
 
 
 def test_stop_says_the_map_was_not_finished_and_offers_to_compute_it(page, server_url: str, sample_photo: Path):
+    refused = []  # the page's own requests must never pass its limit of requests in flight
+    page.on("response", lambda r: refused.append(r.url) if r.status == 429 else None)
     open_page(page, server_url, sample_photo, ("resnet50",))
     page.get_by_label("random (seeded)").check()
-    # the steps are set before the analysis: set after it, the Compute's Stop below was gone before it could be
-    # clicked in 1 run in 7 on a loaded machine (suspected: that steps change's redraw, ending late, hid it)
     page.locator("#ig-steps input[type=number]").fill("128")
     page.locator("#ig-steps input[type=number]").press("Enter")
-    page.get_by_role("button", name=LABEL.analyze).click()
+    page.get_by_role("button", name=LABEL.analyze).click()  # at once: the steps' redraws are still in flight
     analyzed(page)
     column = page.locator("#model-0")
     before = page.locator("#view-0 img").first.get_attribute("src")
@@ -94,6 +95,8 @@ def test_stop_says_the_map_was_not_finished_and_offers_to_compute_it(page, serve
     page.get_by_role("option", name="Integrated Gradients").click()
     stop = page.locator("#stop-0")
     stop.wait_for(state="visible", timeout=60_000)
+    held = []  # the Stop's cancel comes back late (a slow link, a busy server): after Compute has begun
+    page.route("**/cancel", lambda route: held.append(route))
     stop.click()
     expect(column).to_contain_text(LABEL.map_stopped, timeout=60_000)
     compute = page.locator("#compute-0")
@@ -101,8 +104,15 @@ def test_stop_says_the_map_was_not_finished_and_offers_to_compute_it(page, serve
     assert page.locator("#view-0 img").first.get_attribute("src") == before  # the previous map, said so
     compute.click()
     expect(page.locator("#stop-0")).to_be_visible(timeout=60_000)  # computing again, and stoppable
+    for route in held:
+        route.continue_()
+    page.unroute("**/cancel")
+    page.wait_for_timeout(3000)  # what the late cancel set off has run
+    expect(page.locator("#stop-0")).to_be_visible()  # still: it was the first map's, not this one's
     page.locator("#stop-0").click()
     expect(column).to_contain_text(LABEL.map_stopped, timeout=60_000)
+    expect(compute).to_be_visible()
+    assert not refused, refused
 
 
 def settled_passes(client: Client, quiet_s: float = 5.0) -> int:
@@ -188,3 +198,30 @@ def test_titles_plots_and_drawings_fit_a_laptop_and_a_phone(page, server_url: st
     for elem_id in ("alternet-high-frequency", "alternet-variance"):
         assert plot_height(page, elem_id) >= 250, elem_id
     page.screenshot(path=str(output_dir / "screen-alternet-1440.png"), full_page=True)
+
+
+def test_a_request_the_server_refuses_before_running_it_says_why(page, output_dir: Path, sample_photo: Path):
+    # one request at a time per page: the page's own events on opening pass it (Gradio itself shows only "Error")
+    with gradio_server(output_dir / "one-at-a-time.log", {"VIT_EXPLORER_MAX_PER_SESSION": "1"}) as server:
+        open_page(page, server.url, sample_photo)
+        page.get_by_role("button", name=LABEL.analyze).click()
+        box = page.locator("#refusal")
+        expect(box).to_contain_text("requests from this page are waiting or running (at most 1)", timeout=60_000)
+        page.screenshot(path=str(output_dir / "gradio_refused_request.png"))
+        box.click()
+        expect(box).to_be_hidden()
+
+
+def test_a_change_of_the_steps_redraws_every_integrated_gradients_map(page, server_url: str, sample_photo: Path):
+    open_page(page, server_url, sample_photo)  # the two CIFAR models: their maps take seconds
+    page.get_by_role("button", name=LABEL.analyze).click()
+    analyzed(page)
+    for i in (0, 1):
+        page.locator(f"#method-{i} input").click()
+        page.get_by_role("option", name="Integrated Gradients").click()
+        expect(page.locator(f"#model-{i}")).to_contain_text("Integrated Gradients of the top-1", timeout=TIMEOUT_MS)
+    page.locator("#ig-steps input[type=number]").fill("16")
+    page.locator("#ig-steps input[type=number]").press("Enter")
+    for i in (0, 1):  # one event for the page draws each column's map anew
+        expect(page.locator(f"#model-{i}")).to_contain_text("16 steps from black", timeout=TIMEOUT_MS)
+        expect(page.locator(f"#stop-{i}")).to_be_hidden()

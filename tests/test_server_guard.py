@@ -25,7 +25,7 @@ from gradio_client.exceptions import AppError
 from PIL import Image
 
 from app import service as service_module
-from app.guard import Uploads
+from app.guard import Fairness, Uploads
 from app.service import Service
 from tests.conftest import ROOT, Server
 
@@ -277,9 +277,10 @@ def test_one_visitor_cannot_fill_the_queue(server: Server, sample_photo: Path):
     # /analyze calls, each of which waits for the model: a page's repeated Analyze (/run) ends at once by design
     inputs, indices = HANDLERS["analyze"](photo), fn_indices(server.url)
     with long_request(server, "someone-else"):  # the greedy visitor's requests wait behind it
-        answers = [join(server.url, "analyze", inputs, "greedy-visitor", indices) for _ in range(4)]
-        assert [a.status_code for a in answers[:3]] == [200] * 3, [a.text for a in answers]
-        assert answers[3].status_code == 429 and "at most 3" in answers[3].json()["error"]
+        limit = Fairness().per_session
+        answers = [join(server.url, "analyze", inputs, "greedy-visitor", indices) for _ in range(limit + 1)]
+        assert [a.status_code for a in answers[:limit]] == [200] * limit, [a.text for a in answers]
+        assert answers[limit].status_code == 429 and f"at most {limit}" in answers[limit].json()["error"]
         assert join(server.url, "analyze", inputs, "another-visitor", indices).status_code == 200  # others served
     deadline = time.monotonic() + 300
     while join(server.url, "analyze", inputs, "greedy-visitor", indices).status_code == 429:  # until drained

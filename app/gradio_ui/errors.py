@@ -1,6 +1,6 @@
 """Problems, stops and abandoned requests in the Gradio front end: a Problem reaches the page as a Gradio
 error without server paths (no traceback in the log: it was logged as one line when made); work whose client
-went away, or whose session pressed Stop, stops at its next progress report."""
+went away, or whose column's Stop was pressed, stops at its next progress report."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from typing import Callable, TypeVar
 import gradio as gr
 from gradio.context import LocalContext
 
+from app.gradio_ui.stops import stopped_since
 from app.guard import refuse
 from app.tabs import Problem
 
@@ -77,33 +78,51 @@ def client_gone(request: gr.Request | None) -> bool:
     return bool(mine) and not any(event.alive for event in mine)
 
 
-STOPS: dict[str, float] = {}  # session hash: when its Stop was last pressed (time.monotonic)
-STOPS_KEPT_S = 3600
-
-
-def ask_stop(request: gr.Request) -> None:
-    """Stop the session's work in progress at its next progress report (a Stop button's handler)."""
-    now = time.monotonic()
-    for session in [s for s, when in STOPS.items() if now - when > STOPS_KEPT_S]:
-        del STOPS[session]
-    STOPS[request.session_hash] = now
-
-
-def stopped_since(request: gr.Request | None, started: float) -> bool:
-    """Whether the session pressed Stop after `started` (time.monotonic)."""
-    return request is not None and STOPS.get(request.session_hash, -1.0) >= started
-
-
-def watched(progress: gr.Progress, request: gr.Request | None) -> Report:
+def watched(progress: gr.Progress, request: gr.Request | None, slot: int | None = None) -> Report:
     """The service's progress report for a handler: shown on the page, and raising Refused (which stops the
-    work at a block or batch boundary) once the client has gone away or its session pressed Stop."""
+    work at a block or batch boundary) once the client has gone away or, for the map of column `slot`, once
+    that column's Stop was pressed."""
     started = time.monotonic()
 
     def report(fraction: float, message: str) -> None:
         if client_gone(request):
             raise refuse("stopped: the client that asked went away", "the rest of an abandoned request")
-        if stopped_since(request, started):
+        if stopped_since(request, started, slot):
             raise refuse("stopped at your request", "work stopped by its user")
         progress(fraction, desc=message)
 
     return report
+
+
+# Gradio's page draws "Error" and no message when the server refuses a request before running it (429 or 413
+# from the guard): the page shows the guard's message itself, in a box at the top that goes after 20 s
+SHOW_REFUSALS = """() => {
+    if (window.__vitRefusals) return;
+    window.__vitRefusals = true;
+    const show = (message) => {
+        let box = document.getElementById('refusal');
+        if (!box) {
+            box = document.createElement('div');
+            box.id = 'refusal';
+            box.setAttribute('role', 'alert');
+            box.onclick = () => { box.hidden = true; };
+            document.body.appendChild(box);
+        }
+        box.textContent = 'Not started: ' + message + ' (click to close)';
+        box.hidden = false;
+        clearTimeout(box.closing);
+        box.closing = setTimeout(() => { box.hidden = true; }, 20000);
+    };
+    const fetched = window.fetch;
+    window.fetch = async (...args) => {
+        const response = await fetched(...args);
+        if (response.status === 429 || response.status === 413) {
+            response.clone().json().then((body) => show(body.detail || body.error)).catch(() => {});
+        }
+        return response;
+    };
+}"""
+REFUSAL_CSS = """
+#refusal {position: fixed; top: 12px; left: 50%; transform: translateX(-50%); z-index: 1000;
+max-width: 720px; padding: 10px 16px; background: #fef2f2; border-left: 4px solid #dc2626; cursor: pointer;
+font-family: "Source Sans Pro", ui-sans-serif, system-ui, sans-serif}"""

@@ -1,0 +1,61 @@
+"""Stop buttons in the Gradio front end: a column's Stop stops the map work of that column at its next progress
+report, and the column's Stop and "Compute this map" buttons are hidden only by the end of the map request its controls
+asked for last (a request stopped, cancelled or superseded ends late, after the next one has shown its Stop)."""
+
+from __future__ import annotations
+
+import time
+
+import gradio as gr
+
+KEPT_S = 3600  # a session silent this long is forgotten
+
+STOPS: dict[tuple[str, int], float] = {}  # (session hash, column): when its Stop was last pressed (monotonic)
+
+
+def forget_old(times: dict, now: float) -> None:
+    """Drop the entries of `times` (values: time.monotonic) older than KEPT_S: a server meets many sessions."""
+    for key in [key for key, when in times.items() if now - when > KEPT_S]:
+        del times[key]
+
+
+def ask_stop(request: gr.Request, slot: int) -> None:
+    """Stop the map work of the session's column `slot` at its next progress report (its Stop's handler)."""
+    now = time.monotonic()
+    forget_old(STOPS, now)
+    STOPS[request.session_hash, slot] = now
+
+
+def stopped_since(request: gr.Request | None, started: float, slot: int | None) -> bool:
+    """Whether the Stop of the session's column `slot` was pressed after `started` (time.monotonic); work for
+    no column (an analysis, a dataset) is stopped only by its client going away."""
+    return request is not None and slot is not None and STOPS.get((request.session_hash, slot), -1.0) >= started
+
+
+class MapRequests:
+    """When each session's column last asked for a map (a control changed, or Compute was pressed: before its
+    request starts) and when the latest map request to end had started. The column is settled once a request
+    that started after the last ask has ended: only then may its Stop and Compute buttons go."""
+
+    def __init__(self) -> None:
+        self._asked: dict[tuple[str, int], float] = {}
+        self._ended: dict[tuple[str, int], float] = {}
+
+    def ask(self, request: gr.Request | None, slot: int) -> None:
+        if request is not None:
+            now = time.monotonic()
+            forget_old(self._asked, now)
+            forget_old(self._ended, now)
+            self._asked[request.session_hash, slot] = now
+
+    def end(self, request: gr.Request | None, slot: int, started: float) -> None:
+        """A request for the column's map that started at `started` has drawn its map or failed (not stopped)."""
+        if request is not None:
+            key = (request.session_hash, slot)
+            self._ended[key] = max(started, self._ended.get(key, started))
+
+    def settled(self, request: gr.Request | None, slot: int) -> bool:
+        if request is None:
+            return True
+        key = (request.session_hash, slot)
+        return self._ended.get(key, -1.0) >= self._asked.get(key, 0.0)

@@ -165,8 +165,9 @@ class Fairness:
     (the page's queue, /call, the REST /run and /api): per browser session and per client address (a visitor
     can make up new sessions, not new addresses)."""
 
-    # the page's own events reach 6 at once: on opening, 3 (the banner, the tour, the AlterNet tab's photo),
-    # then a new photo's AlterNet models, the Analyze and a map with its quick Stop handlers
+    # the page's own events: 3 on opening (the banner, the tour, the AlterNet tab's photo), then a new photo's
+    # AlterNet models, the Analyze, a map and its quick Stop handlers; at 3, an Analyze pressed soon after
+    # opening the page or after a change of the steps was refused
     per_session: int = int(_setting("VIT_EXPLORER_MAX_PER_SESSION", 8))
     per_address: int = int(_setting("VIT_EXPLORER_MAX_PER_ADDRESS", 12))
 

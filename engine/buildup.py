@@ -139,9 +139,13 @@ def alternet_verdict(runs: dict[int, list[Run]] | None = None) -> Verdict:
             f"; paired test per seed pair: {tests}" if tests else ""
         )
         return Verdict(claim, figure, paper, rule, here, outcome, f"{over.numbers()}")
-    bundled = "one seed of each is" if len(ours) == len(theirs) == 1 else f"{len(ours)} and {len(theirs)} seeds are"
+    bundled = (
+        "one seed of each is bundled"
+        if len(ours) == len(theirs) == 1
+        else f"step {LAST} has {len(ours)} seed{'s' * (len(ours) > 1)} bundled and step 0 {len(theirs)}"
+    )
     rule = (
-        f"{bundled} bundled (Welch's interval over seeds needs two of each), so the verdict rests on the paired test "
+        f"{bundled} (Welch's interval over seeds needs two of each), so the verdict rests on the paired test "
         "of seed 0 on the same 10,000 images (McNemar's exact p < 0.05, AlterNet ahead)"
     )
     if not pairs or pairs[0][0] != 0:
@@ -149,6 +153,6 @@ def alternet_verdict(runs: dict[int, list[Run]] | None = None) -> Verdict:
         return Verdict(claim, figure, paper, rule, here, NOT_TESTED, "-")
     d = pairs[0][1]
     outcome = NO_DIFFERENCE if not d.detected else (HOLDS if d.difference > 0 else FAILS)
-    each = "only one seed each" if len(ours) == len(theirs) == 1 else f"seed 0 of {len(ours)} and {len(theirs)}"
+    each = "only one seed each" if len(ours) == len(theirs) == 1 else "seed 0 of each"
     here = f"{accuracies}; {each}: {d.sentence()}" + (f"; paired test per seed pair: {tests}" if len(pairs) > 1 else "")
     return Verdict(claim, figure, paper, rule, here, outcome, d.numbers())

@@ -61,5 +61,5 @@ def test_uneven_seeds_say_so_and_rest_on_seed_0():
     bits = [rng.random(10_000) < 0.88 for _ in range(2)]
     cnn = [run(s, float(b.mean()), b) for s, b in enumerate(bits)]
     verdict = alternet_verdict({0: cnn, 6: [run(0, float(bits[0].mean()), bits[0].copy())]})
-    assert verdict.outcome == NO_DIFFERENCE and "1 and 2 seeds are bundled" in verdict.rule
-    assert "seed 0 of 1 and 2" in verdict.here and "only one seed each" not in verdict.here
+    assert verdict.outcome == NO_DIFFERENCE and "step 6 has 1 seed bundled and step 0 2" in verdict.rule
+    assert "seed 0 of each" in verdict.here and "only one seed each" not in verdict.here

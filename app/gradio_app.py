@@ -275,19 +275,25 @@ APPLYING_CONTROLS = f"""(rollout, method) => {{
 
 
 def draw_map(
-    runs: list[ModelRun], slot: int, options: ViewOptions, look: Look, request: gr.Request | None, progress
+    runs: list[ModelRun],
+    slot: int,
+    options: ViewOptions,
+    look: Look,
+    request: gr.Request | None,
+    progress,
+    started: float,
 ) -> tuple[np.ndarray, str] | None:
     """One slot's map as `options` choose it and its caption: from the stored results, or from an attribution
-    computed once for the run (with progress); None when the column's Stop stopped it (its button said so)."""
-    started = time.monotonic()
+    computed once for the run (with progress); None when the column was stopped after the request `started`
+    (time.monotonic): by its Stop (whose button said so) or by a newer map asked for (which draws its own)."""
     try:
-        image, caption = tab.view(runs[slot], options, look, watched(progress, request, slot))
+        image, caption = tab.view(runs[slot], options, look, watched(progress, request, slot, started))
     except Problem:
         if stopped_since(request, started, slot):  # no error on top of the Stop's own message
             return None
         MAPS.end(request, slot, started)
         raise
-    if stopped_since(request, started, slot):  # done as Stop was pressed: the Stop's message stands
+    if stopped_since(request, started, slot):  # done as it was stopped: the Stop's message or the newer map stands
         return None
     MAPS.end(request, slot, started)
     return image, with_distance(caption, evidence.distance_here(runs[slot].result))
@@ -311,8 +317,9 @@ def redraw(slot: int) -> Callable:
         request: gr.Request = None,
         progress: gr.Progress = gr.Progress(),
     ):
-        options = view_options(layer, head, rollout, method, target, steps)
-        drawn = draw_map(runs, slot, options, Look(colormap, opacity), request, progress) if slot < len(runs) else None
+        options, started = view_options(layer, head, rollout, method, target, steps), time.monotonic()
+        look = Look(colormap, opacity)
+        drawn = draw_map(runs, slot, options, look, request, progress, started) if slot < len(runs) else None
         return (gr.skip(),) * 3 if drawn is None else (*drawn, {**views, slot: options})
 
     return view
@@ -320,16 +327,18 @@ def redraw(slot: int) -> Callable:
 
 @user_facing
 def redraw_steps(request: gr.Request, progress: gr.Progress = gr.Progress(), *inputs) -> list:
-    """Every column's map for a new number of Integrated Gradients steps, in turn (a map of another method is
-    a redraw): one event for the page, as one per column would pass the page's limit of requests in flight.
+    """Every Integrated Gradients map for a new number of steps, column by column (the other maps stay): one
+    event for the page, as one per column would pass the page's limit of requests in flight.
     `inputs`: the runs, views, colormap, opacity, steps and each slot's five controls. A column's problem is
-    a warning naming its model, and the other columns are still drawn; a column's Stop stops its own map."""
+    a warning naming its model, and the other columns are still drawn; a column stopped since the request
+    started (its Stop, a newer change of its controls or of the steps) is left to what stopped it."""
     runs, views, colormap, opacity, steps, *controls = inputs
-    look, drawn, chosen = Look(colormap, opacity), [], dict(views)
+    look, drawn, chosen, started = Look(colormap, opacity), [], dict(views), time.monotonic()
     for i in range(MAX_MODELS):
         options, shown = view_options(*controls[5 * i : 5 * i + 5], steps), None
         try:
-            shown = draw_map(runs, i, options, look, request, progress) if i < len(runs) else None
+            if i < len(runs) and options.uses_steps(runs[i]):
+                shown = draw_map(runs, i, options, look, request, progress, started)
         except Problem as problem:
             gr.Warning(f"{runs[i].result.label}: {problem}")
         if shown is not None:
@@ -353,8 +362,9 @@ def restyle(runs: list[ModelRun], colormap: str, opacity: float, steps: float, *
 
 
 def stop_button(slot: int) -> Callable:
-    """The handler showing one slot's Stop button when its map has to be computed (hidden when it is drawn), run
-    as a map is asked for, before its request."""
+    """The handler run as a slot's map is asked for, before its request: it stops the slot's map in progress,
+    which the controls no longer ask for (the browser sends the new request once that one has ended), and shows
+    the Stop button when the new map has to be computed (hidden when it is drawn)."""
 
     def shown(
         runs: list[ModelRun],
@@ -369,6 +379,7 @@ def stop_button(slot: int) -> Callable:
         target,
         request: gr.Request = None,
     ):
+        ask_stop(request, slot)
         MAPS.ask(request, slot)
         computed = slot >= len(runs) or view_options(layer, head, rollout, method, target, steps).computed(runs[slot])
         return gr.Button(visible=not computed)
@@ -377,12 +388,15 @@ def stop_button(slot: int) -> Callable:
 
 
 def stop_buttons(request: gr.Request, *inputs) -> list[gr.Button]:
-    """Every slot's Stop button as a change of the steps asks for its map (`inputs` as for redraw_steps)."""
+    """stop_button for each slot whose map a change of the steps asks for anew, an Integrated Gradients map
+    (`inputs` as for redraw_steps); the others are left as they are."""
     runs, views, colormap, opacity, steps, *controls = inputs
-    return [
-        stop_button(i)(runs, views, colormap, opacity, steps, *controls[5 * i : 5 * i + 5], request)
-        for i in range(MAX_MODELS)
-    ]
+    buttons = []
+    for i in range(MAX_MODELS):
+        mine = controls[5 * i : 5 * i + 5]
+        redrawn = i < len(runs) and view_options(*mine, steps).uses_steps(runs[i])
+        buttons.append(stop_button(i)(runs, views, colormap, opacity, steps, *mine, request) if redrawn else gr.skip())
+    return buttons
 
 
 def settled_hides(slots: range) -> Callable:

@@ -419,8 +419,10 @@ class RequestGuard:
         if mine >= self.fairness.per_session or here >= self.fairness.per_address:
             limit = self.fairness.per_session if mine >= self.fairness.per_session else self.fairness.per_address
             where = "this page" if mine >= self.fairness.per_session else "your address"
+            count = max(mine, here)
             message = (
-                f"{max(mine, here)} requests from {where} are waiting or running (at most {limit}); "
+                f"{count} request{'s' * (count != 1)} from {where} {'are' if count != 1 else 'is'} waiting or "
+                f"running (at most {limit}); "
                 "try again when they have finished"
             )
             log.warning("refused a request from %s: %s", shown(address, 40), message)

@@ -113,15 +113,16 @@ def unreadable(picture: tuple[bytes, str]) -> str | None:
     return checked[found]
 
 
-def progress_bar(stop: str | None = None):
+def progress_bar(stop: str | None = None, asked_by: tuple[str, ...] = ()):
     """A progress bar and its report(fraction, message) function, callable from the service's model
     thread (Streamlit draws only from threads that carry the session's script context). With `stop`, the
-    key of a Stop button, the work stops at its next report once that button is clicked (or the session
-    ends); any other change (the map's opacity, a colour) waits for the work instead of restarting it."""
+    key of a Stop button, the work stops at its next report once that button is clicked, one of the widgets
+    keyed `asked_by` (those that chose the work) is changed, or the session ends; any other change (the map's
+    opacity, a colour) waits for the work instead of restarting it."""
     bar, context = st.progress(0.0), get_script_run_ctx()
 
     def report(fraction: float, message: str) -> None:
-        if stop and stop_asked(context, stop):
+        if stop and (stop_asked(context, stop) or changed(context, asked_by)):
             raise refuse("stopped: the page asked for something else", "work stopped by its user")
         add_script_run_ctx(threading.current_thread(), context)
         bar.progress(min(max(fraction, 0.0), 1.0), message)
@@ -141,6 +142,18 @@ def stop_asked(context, button: str) -> bool:
     widgets = getattr(getattr(getattr(requests, "_rerun_data", None), "widget_states", None), "widgets", [])
     clicked = (w for w in widgets if w.WhichOneof("value") == "trigger_value" and w.trigger_value)
     return asked == ScriptRequestType.RERUN and any(w.id.endswith(f"-{button}") for w in clicked)
+
+
+def changed(context, keys: tuple[str, ...]) -> bool:
+    """Whether the run the session asked for (see stop_asked) gives a widget keyed one of `keys` another value
+    than the run in progress has."""
+    requests = getattr(context, "script_requests", None)
+    if not keys or getattr(requests, "_state", None) != ScriptRequestType.RERUN:
+        return False
+    now = {w.id: w for w in context.session_state.get_widget_states()}
+    asked = getattr(getattr(getattr(requests, "_rerun_data", None), "widget_states", None), "widgets", [])
+    mine = (w for w in asked if w.id in now and any(w.id.endswith(f"-{key}") for key in keys))
+    return any(w != now[w.id] for w in mine)
 
 
 def offer(download: Download | None, key: str) -> None:
@@ -249,7 +262,8 @@ def where_it_looks(i: int, column: Column) -> None:
     stop, report = st.empty(), None
     if not done:
         stop.button(LABEL.stop_map, key=key("stop", i), on_click=state.__setitem__, args=(stopped, shown))
-        report = progress_bar(stop=key("stop", i))
+        chosen_by = [key(kind, i) for kind in ("method", "target", "layer", "head", "rollout")]
+        report = progress_bar(key("stop", i), (*chosen_by, *(["ig_steps"] if options.uses_steps(run) else [])))
     try:
         image, caption = compare.view(run, options, look(), report)
     except Problem as exc:

@@ -87,6 +87,27 @@ def test_changing_the_opacity_during_an_occlusion_does_not_restart_it(page, stre
     assert "Occlusion: " not in resnet.inner_text()  # no second computation after the first ended
 
 
+def test_another_method_picked_during_a_slow_map_stops_it(page, streamlit_url):  # noqa: F811
+    analyze_resnet(page, streamlit_url)
+    steps = page.locator("[data-testid=stSlider]").filter(has_text=LABEL.ig_steps)
+    steps.get_by_role("slider").focus()
+    steps.get_by_role("slider").press("End")  # 128 steps: 18 passes, each seconds long
+    expect(steps).to_contain_text("128")
+    streamlit_settled(page)
+    resnet = page.locator("[data-testid=stColumn]").filter(has=page.get_by_role("heading", name="ResNet-50"))
+    pick(page, resnet.get_by_role("combobox", name=LABEL.method), "Integrated Gradients")
+    resnet.get_by_text("Integrated Gradients: 2/").first.wait_for(timeout=WAIT_MS)
+    total = int(re.search(r"Integrated Gradients: \d+/(\d+) passes", resnet.inner_text()).group(1))
+    page.evaluate(WATCH_PASSES.replace("Occlusion", "Integrated Gradients"))
+    pick(page, resnet.get_by_role("combobox", name=LABEL.method), "Saliency")  # changed my mind: a quick map
+    resnet.get_by_text("Saliency of the top-1 class").wait_for(timeout=WAIT_MS)
+    streamlit_settled(page)
+    seen = page.evaluate("() => window.passesSeen")
+    assert max(seen, default=0) < total, f"the abandoned map ran to its end: passes shown {seen} of {total}"
+    assert "Integrated Gradients" not in resnet.locator("[data-testid=stImage]").inner_text()  # no half-made map
+    assert "Integrated Gradients: " not in resnet.inner_text()  # its progress is gone
+
+
 def test_the_tour_handout_names_the_photo_analyzed():
     """The handout's figures are those the tour draws for the photo by its name ("on cat.jpg"), not "on the photo"."""
     at = AppTest.from_file(SCRIPT, default_timeout=TIMEOUT_S).run()

@@ -78,11 +78,13 @@ def client_gone(request: gr.Request | None) -> bool:
     return bool(mine) and not any(event.alive for event in mine)
 
 
-def watched(progress: gr.Progress, request: gr.Request | None, slot: int | None = None) -> Report:
+def watched(
+    progress: gr.Progress, request: gr.Request | None, slot: int | None = None, started: float | None = None
+) -> Report:
     """The service's progress report for a handler: shown on the page, and raising Refused (which stops the
     work at a block or batch boundary) once the client has gone away or, for the map of column `slot`, once
-    that column's Stop was pressed."""
-    started = time.monotonic()
+    that column was stopped after `started` (time.monotonic; default now): its Stop, or a newer map asked for."""
+    started = time.monotonic() if started is None else started
 
     def report(fraction: float, message: str) -> None:
         if client_gone(request):

@@ -46,11 +46,14 @@ class ViewOptions:
         """The method this view shows for `run`."""
         return self.method or (ATTENTION if run.result.attention is not None else "Grad-CAM")
 
+    def uses_steps(self, run: ModelRun) -> bool:
+        """Whether the map depends on the number of steps (Integrated Gradients')."""
+        return self.method_for(run) == "Integrated Gradients"
+
     def key(self, run: ModelRun) -> tuple[str, int, int]:
         """The attribution map's key on the run (method, class, IG steps)."""
-        method = self.method_for(run)
         target = run.result.predictions[0][0].index if self.target is None else int(self.target)
-        return method, target, self.steps if method == "Integrated Gradients" else 0
+        return self.method_for(run), target, self.steps if self.uses_steps(run) else 0
 
     def computed(self, run: ModelRun) -> bool:
         """Whether the map is there to draw without running the model."""

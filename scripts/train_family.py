@@ -3,17 +3,19 @@
 with its own, all for the same number of epochs.
 
     python scripts/train_family.py [--data .data/cifar10-jpeg] [--only step6,vit] [--epochs 40] [--seeds 0]
-                                   [--commit] [--dry-run]
+                                   [--commit] [--dry-run] [--no-bundle] [--archive FILE]
 
 With no member named it says where the family stands (finished, resumable, to do) and trains what is
 left, in the order step 6, step 0, ViT, then steps 3, 1, 5, 2, 4. Each run keeps its resumable state
 (fp32 weights, optimizer, EMA, position in the epoch, random states, Fig 1b's snapshots) outside the work
 tree, under $VIT_EXPLORER_STATE (default ~/.cache/vit-explorer/family/<recipe>/), saved every epoch and
 every 5 minutes, and resumes from it when it is there. A finished member's checkpoint (fp16 weights and
-sidecar) is copied into assets/checkpoints/ and, with `--commit`, committed at once. `--dry-run` prints
-the command that reproduces each checkpoint. `--seeds 1,2` trains further runs of the same recipe with other
-seeds, bundled beside seed 0's as `<stem>-seed<N>` (the app's maps keep seed 0). The data folder is unpacked from
-../shared/data/cifar10-jpeg.tar.gz when it is missing and that file is there.
+sidecar) is copied into assets/checkpoints/ and, with `--commit`, committed at once. `--dry-run` prints the
+command that reproduces each checkpoint. `--seeds 1,2` trains further runs of the same recipe with other seeds,
+bundled beside seed 0's as `<stem>-seed<N>` (the app's maps keep seed 0). The data folder is unpacked from
+../shared/data/cifar10-jpeg.tar.gz (or `--archive`) when it is missing and that file is there. `--no-bundle`
+trains and leaves each finished run in the state folder: on a lent GPU machine (`scripts/device_seeds.sh`),
+whose runs a later call of this script here bundles.
 """
 
 from __future__ import annotations
@@ -148,13 +150,13 @@ def bundle(stem: str, recipe: str, commit: bool) -> None:
     print(f"could not commit {files}; commit them by hand", flush=True)
 
 
-def ensure_data(data: str) -> None:
+def ensure_data(data: str, archive_path: Path = SHARED_DATA) -> None:
     folder = REPO / data if not Path(data).is_absolute() else Path(data)
-    if (folder / "train").is_dir() or not SHARED_DATA.is_file():
+    if (folder / "train").is_dir() or not archive_path.is_file():
         return
-    print(f"unpacking {SHARED_DATA} into {folder}", flush=True)
+    print(f"unpacking {archive_path} into {folder}", flush=True)
     folder.mkdir(parents=True, exist_ok=True)
-    with tarfile.open(SHARED_DATA) as archive:
+    with tarfile.open(archive_path) as archive:
         archive.extractall(folder.parent / ".unpack", filter="data")
     unpacked = next(p.parent for p in (folder.parent / ".unpack").rglob("train") if p.is_dir())
     for split in ("train", "test"):
@@ -170,6 +172,8 @@ def main() -> None:
     p.add_argument("--seeds", default="0", help="comma-separated training seeds, each a run of its own")
     p.add_argument("--commit", action="store_true", help="commit each finished checkpoint at once")
     p.add_argument("--dry-run", action="store_true", help="print the command that reproduces each checkpoint")
+    p.add_argument("--no-bundle", action="store_true", help="train only: leave finished runs in the state folder")
+    p.add_argument("--archive", type=Path, default=SHARED_DATA, help="the data's .tar.gz, unpacked when missing")
     args = p.parse_args()
     runs = [(name, seed) for seed in map(int, args.seeds.split(",")) for name in args.only.split(",")]
     if args.dry_run:
@@ -179,7 +183,7 @@ def main() -> None:
     for name, seed in runs:
         stem = seeded(family()[name][1], seed)
         print(f"{name:6} {stem}: {standing(name, stem, args.epochs)}", flush=True)
-    ensure_data(args.data)
+    ensure_data(args.data, args.archive)
     for name, seed in runs:
         stem, recipe = seeded(family()[name][1], seed), recipe_of(name, args.epochs)
         status = standing(name, stem, args.epochs)
@@ -194,7 +198,8 @@ def main() -> None:
             start = time.time()
             subprocess.run(command, cwd=REPO, check=True)
             print(f"{name}: done in {(time.time() - start) / 60:.1f} min", flush=True)
-        bundle(stem, recipe, args.commit)
+        if not args.no_bundle:
+            bundle(stem, recipe, args.commit)
 
 
 if __name__ == "__main__":

@@ -29,4 +29,4 @@ cd "$VIT_EXPLORER_STATE" || exit 1
 finished=$(ls -- */*.correct.npz 2>/dev/null | sed 's/\.correct\.npz$//')
 for run in $finished; do echo "finished: $run ($(grep -o '"test_accuracy": [0-9.]*' "$run.json"))"; done
 [ -n "$finished" ] && tar czf "$OUT/runs.tgz" $(for run in $finished; do echo "$run".{safetensors,json,correct.npz}; done)
-tail -n 3 "$OUT"/*.log
+for log in "$OUT"/*.log; do echo "$log:"; tr "\r" "\n" < "$log" | tail -n 3; done

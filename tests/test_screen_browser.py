@@ -128,33 +128,6 @@ def settled_passes(client: Client, quiet_s: float = 5.0) -> int:
     return passes
 
 
-def test_a_map_asked_for_anew_stops_the_one_in_progress(page, server_url: str, sample_photo: Path):
-    import engine
-    from engine.analyses.attributions import IntegratedGradients
-
-    full = IntegratedGradients(engine.create_model("resnet50", weights="random"), steps=128)._calls()
-    client = Client(server_url, verbose=False)
-    open_page(page, server_url, sample_photo, ("resnet50",))
-    page.get_by_label("random (seeded)").check()
-    page.locator("#ig-steps input[type=number]").fill("128")
-    page.locator("#ig-steps input[type=number]").press("Enter")
-    page.get_by_role("button", name=LABEL.analyze).click()
-    analyzed(page)
-    before = settled_passes(client)
-    page.locator("#method-0 input").click()
-    page.get_by_role("option", name="Integrated Gradients").click()
-    page.locator("#stop-0").wait_for(state="visible", timeout=60_000)
-    while client.predict(api_name="/forward_passes") == before:  # its first batch of the path has run
-        time.sleep(0.2)
-    page.locator("#method-0 input").click()  # changed my mind: a quick map instead
-    page.get_by_role("option", name="Saliency").click()
-    expect(page.locator("#model-0")).to_contain_text("Saliency of the top-1", timeout=TIMEOUT_MS)
-    used = settled_passes(client) - before
-    assert 0 < used < full, f"{used} forward passes: the {full} of the abandoned map's 128 steps were all run"
-    expect(page.locator("#stop-0")).to_be_hidden()  # the map asked for last is drawn
-    assert "Integrated Gradients of" not in page.locator("#model-0").inner_text()  # no half-made map
-
-
 def test_a_double_click_on_analyze_runs_the_analysis_once(page, server_url: str, sample_photo: Path):
     client = Client(server_url, verbose=False)
     open_page(page, server_url, sample_photo)

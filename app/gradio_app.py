@@ -578,15 +578,11 @@ with gr.Blocks(title="ViT explorer", delete_cache=(600, FILE_TTL_S)) as demo:
     # the browser: no request); an upload that ends after its own Analyze has finished is not another photo
     # (not while an Analyze runs: a photo uploaded as it was pressed is the one analyzed; at its end, it is checked;
     # nor before any photo was analyzed: then no results are shown, and the line may say why one was refused)
-    stale = LABEL.stale.format(previous="the previous photo")
-    kept = f"now === {json.dumps(LABEL.ready)} || !analyzed || (photo && photo.path === analyzed)"
-    said = f"{kept} ? now : {json.dumps(stale)}"
-    image.change(
-        None,
-        [image, status, analyzed_photo],
-        status,
-        js=f"(photo, now, analyzed) => window.__vitAnalyzing ? now : {said}",
-    )
+    # (a kept line is left unwritten, not written back: the line read with the inputs may predate the Analyze's own)
+    stale, kept = json.dumps(LABEL.stale.format(previous="the previous photo")), "{__type__: 'update'}"
+    said = f"!analyzed || (photo && photo.path === analyzed) ? {kept} : {stale}"
+    photos = [image, analyzed_photo]
+    image.change(None, photos, status, js=f"(photo, analyzed) => window.__vitAnalyzing ? {kept} : {said}")
     # at most MAX_MODELS ticked, as Streamlit's picker allows: a tick past the limit is undone (in the browser)
     models.input(None, models, models, js=f"(picked) => [picked.slice(0, {MAX_MODELS})]")
     analyzing = run.click(
@@ -612,12 +608,8 @@ with gr.Blocks(title="ViT explorer", delete_cache=(600, FILE_TTL_S)) as demo:
             if (Array.isArray(sent)) window.__vitAnalyzing = true;
             return sent; }}""",
     )
-    analyzing.success(
-        None,
-        [image, status, analyzed_photo],
-        status,
-        js=f"(photo, now, analyzed) => {{ window.__vitAnalyzing = false; return {said}; }}",
-    )
+    done = f"(photo, analyzed) => {{ window.__vitAnalyzing = false; return {said}; }}"
+    analyzing.success(None, photos, status, js=done)
     analyzing.failure(None, js="() => { window.__vitAnalyzing = false; }")
     # a successful Analyze closes the error toasts before it: their problem is behind the user (an error stays
     # up until then, or until closed, so that it can be read whatever the time it takes to act on it)

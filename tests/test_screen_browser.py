@@ -86,7 +86,7 @@ def test_stop_says_the_map_was_not_finished_and_offers_to_compute_it(page, serve
     page.on("response", lambda r: refused.append(r.url) if r.status == 429 else None)
     open_page(page, server_url, sample_photo, ("resnet50",))
     page.get_by_label("random (seeded)").check()
-    page.locator("#ig-steps input[type=number]").fill("128")
+    page.locator("#ig-steps input[type=number]").fill("64")  # few enough for a loaded machine to allow the map (below)
     page.locator("#ig-steps input[type=number]").press("Enter")
     page.get_by_role("button", name=LABEL.analyze).click()  # at once: the steps' redraws are still in flight
     analyzed(page)
@@ -120,12 +120,53 @@ def settled_passes(client: Client, quiet_s: float = 5.0) -> int:
     """The server's forward passes once they have not changed for `quiet_s` (a new photo also runs the AlterNet
     tab's three models)."""
     passes, since = client.predict(api_name="/forward_passes"), time.monotonic()
+    deadline = since + TIMEOUT_MS / 1000
     while time.monotonic() - since < quiet_s:
+        assert time.monotonic() < deadline, f"forward passes still rising after {TIMEOUT_MS / 1000:.0f} s: {passes}"
         time.sleep(1)
         now = client.predict(api_name="/forward_passes")
         if now != passes:
             passes, since = now, time.monotonic()
     return passes
+
+
+def passes_beyond(client: Client, before: int, timeout_s: float = 180.0) -> int:
+    """The server's forward passes once they exceed `before`; fails after `timeout_s` rather than wait on (a map
+    refused by the server's time limit never starts: the page at failure shows the refusal)."""
+    deadline = time.monotonic() + timeout_s
+    while (passes := client.predict(api_name="/forward_passes")) == before:
+        assert time.monotonic() < deadline, f"no forward pass in {timeout_s:.0f} s: the map never started"
+        time.sleep(0.2)
+    return passes
+
+
+def test_a_map_asked_for_anew_stops_the_one_in_progress(page, server_url: str, sample_photo: Path):
+    import engine
+    from engine.analyses.attributions import IntegratedGradients
+
+    # steps enough for a few batches, few enough that a machine slowed by other work still allows the map
+    # (at 128 steps a loaded 2-core machine estimated ~6 min, over the 5 min per request, and refused it)
+    steps = 64
+    full = IntegratedGradients(engine.create_model("resnet50", weights="random"), steps=steps)._calls()
+    client = Client(server_url, verbose=False)
+    open_page(page, server_url, sample_photo, ("resnet50",))
+    page.get_by_label("random (seeded)").check()
+    page.locator("#ig-steps input[type=number]").fill(str(steps))
+    page.locator("#ig-steps input[type=number]").press("Enter")
+    page.get_by_role("button", name=LABEL.analyze).click()
+    analyzed(page)
+    before = settled_passes(client)
+    page.locator("#method-0 input").click()
+    page.get_by_role("option", name="Integrated Gradients").click()
+    page.locator("#stop-0").wait_for(state="visible", timeout=60_000)
+    passes_beyond(client, before)  # its first batch of the path has run
+    page.locator("#method-0 input").click()  # changed my mind: a quick map instead
+    page.get_by_role("option", name="Saliency").click()
+    expect(page.locator("#model-0")).to_contain_text("Saliency of the top-1", timeout=TIMEOUT_MS)
+    used = settled_passes(client) - before
+    assert 0 < used < full, f"{used} forward passes: the {full} of the abandoned map's {steps} steps were all run"
+    expect(page.locator("#stop-0")).to_be_hidden()  # the map asked for last is drawn
+    assert "Integrated Gradients of" not in page.locator("#model-0").inner_text()  # no half-made map
 
 
 def test_a_double_click_on_analyze_runs_the_analysis_once(page, server_url: str, sample_photo: Path):

@@ -330,10 +330,11 @@ def redraw_steps(request: gr.Request, progress: gr.Progress = gr.Progress(), *in
     """Every Integrated Gradients map for a new number of steps, column by column (the other maps stay): one
     event for the page, as one per column would pass the page's limit of requests in flight.
     `inputs`: the runs, views, colormap, opacity, steps and each slot's five controls. A column's problem is
-    a warning naming its model, and the other columns are still drawn; a column stopped since the request
-    started (its Stop, a newer change of its controls or of the steps) is left to what stopped it."""
+    a warning naming its model, and the other columns are still drawn; a column stopped since the request was
+    asked for (its Stop, a newer change of its controls or of the steps), even while it waited in the queue, is
+    left to what stopped it."""
     runs, views, colormap, opacity, steps, *controls = inputs
-    look, drawn, chosen, started = Look(colormap, opacity), [], dict(views), time.monotonic()
+    look, drawn, chosen, started = Look(colormap, opacity), [], dict(views), MAPS.page_asked(request)
     for i in range(MAX_MODELS):
         options, shown = view_options(*controls[5 * i : 5 * i + 5], steps), None
         try:
@@ -389,13 +390,14 @@ def stop_button(slot: int) -> Callable:
 
 def stop_buttons(request: gr.Request, *inputs) -> list[gr.Button]:
     """stop_button for each slot whose map a change of the steps asks for anew, an Integrated Gradients map
-    (`inputs` as for redraw_steps); the others are left as they are."""
+    (`inputs` as for redraw_steps); the others are left as they are. Then the page-wide redraw is asked for."""
     runs, views, colormap, opacity, steps, *controls = inputs
     buttons = []
     for i in range(MAX_MODELS):
         mine = controls[5 * i : 5 * i + 5]
         redrawn = i < len(runs) and view_options(*mine, steps).uses_steps(runs[i])
         buttons.append(stop_button(i)(runs, views, colormap, opacity, steps, *mine, request) if redrawn else gr.skip())
+    MAPS.ask_page(request)
     return buttons
 
 

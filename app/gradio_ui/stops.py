@@ -40,6 +40,20 @@ class MapRequests:
     def __init__(self) -> None:
         self._asked: dict[tuple[str, int], float] = {}
         self._ended: dict[tuple[str, int], float] = {}
+        self._page: dict[str, float] = {}  # when the session last asked for a page-wide redraw (the IG steps)
+
+    def ask_page(self, request: gr.Request | None) -> None:
+        """A page-wide redraw is asked for (after its columns' `ask`): its request may wait in the queue."""
+        if request is not None:
+            now = time.monotonic()
+            forget_old(self._page, now)
+            self._page[request.session_hash] = now
+
+    def page_asked(self, request: gr.Request | None) -> float:
+        """When the session's page-wide redraw was asked for (now, if never): a Stop pressed since stops its
+        column's part, even while the request was still waiting in the queue."""
+        now = time.monotonic()
+        return now if request is None else self._page.get(request.session_hash, now)
 
     def ask(self, request: gr.Request | None, slot: int) -> None:
         if request is not None:

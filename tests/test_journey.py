@@ -85,11 +85,18 @@ class Front:
 
     def watch(self, pattern: str) -> Callable[[], list[int]]:
         """The largest number that the page's text shows for `pattern` (a regex with one group) at each change
-        from now on, in order (a progress shown twice at once counts as its furthest)."""
+        from now on, in order (a progress shown twice at once counts as its furthest). Gradio's screen-reader
+        announcements (.sr-only) are left out: they repeat the progress later, throttled, after a newer one shown."""
         self.page.evaluate(
             """(pattern) => { window.__watched = []; const find = new RegExp(pattern, 'g');
+            const shown = () => {
+                const texts = [], walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+                while (walk.nextNode()) if (!walk.currentNode.parentElement.closest('.sr-only'))
+                    texts.push(walk.currentNode.textContent);
+                return texts.join('\\n');
+            };
             new MutationObserver(() => {
-                const found = [...document.body.textContent.matchAll(find)].map(match => Number(match[1]));
+                const found = [...shown().matchAll(find)].map(match => Number(match[1]));
                 if (!found.length) return;
                 const n = Math.max(...found);
                 if (window.__watched[window.__watched.length - 1] !== n) window.__watched.push(n);

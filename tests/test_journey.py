@@ -36,6 +36,12 @@ BAD_SPEC, GOOD_SPEC = "s1:1,s5:2,s3:9,foo", "s3:6,s4:2,s4:4"
 DRAWING = "AlterNet architecture, MSA blocks {spec}"  # Fig 11's aria-label
 EXCEPTION = re.compile(r"Traceback|TypeError|This app has encountered an error|Exception")
 SEEN: dict[str, dict[str, object]] = {}  # front end: what it showed, compared by the last test
+# the page's text as shown, for the observers that count progress lines: Gradio's screen-reader announcements
+# (.sr-only) repeat a progress line later, throttled, after a newer one was shown or the line went
+SHOWN_TEXT = """() => {
+    let text = document.body.textContent;
+    for (const announcer of document.querySelectorAll('.sr-only')) text = text.replace(announcer.textContent, '');
+    return text; }"""
 
 
 def words(text: str) -> str:
@@ -84,17 +90,12 @@ class Front:
         assert not self.exceptions(), self.exceptions()
 
     def watch(self, pattern: str) -> Callable[[], list[int]]:
-        """The largest number that the page's text shows for `pattern` (a regex with one group) at each change
-        from now on, in order (a progress shown twice at once counts as its furthest). Gradio's screen-reader
-        announcements (.sr-only) are left out: they repeat the progress later, throttled, after a newer one shown."""
+        """The largest number that the page shows for `pattern` (a regex with one group) at each change from now
+        on, in order (a progress shown twice at once counts as its furthest)."""
         self.page.evaluate(
-            """(pattern) => { window.__watched = []; const find = new RegExp(pattern, 'g');
-            const shown = () => {
-                const texts = [], walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
-                while (walk.nextNode()) if (!walk.currentNode.parentElement.closest('.sr-only'))
-                    texts.push(walk.currentNode.textContent);
-                return texts.join('\\n');
-            };
+            """(pattern) => { window.__watched = []; const find = new RegExp(pattern, 'g'); const shown = """
+            + SHOWN_TEXT
+            + """;
             new MutationObserver(() => {
                 const found = [...shown().matchAll(find)].map(match => Number(match[1]));
                 if (!found.length) return;
@@ -109,9 +110,11 @@ class Front:
         """A counter of the analyses run from now on, as the page shows them: how often the progress line
         "Running ResNet-50" (the first model's) has appeared."""
         self.page.evaluate(
-            """(shown) => { window.__analyses = 0; window.__shown = false;
+            """(line) => { window.__analyses = 0; window.__shown = false; const shown = """
+            + SHOWN_TEXT
+            + """;
             new MutationObserver(() => {
-                const now = document.body.textContent.includes(shown);
+                const now = shown().includes(line);
                 if (now && !window.__shown) window.__analyses += 1;
                 window.__shown = now;
             }).observe(document.body, {subtree: true, childList: true, characterData: true}); }""",

@@ -17,6 +17,7 @@ from functools import partial
 from pathlib import Path
 from typing import Callable
 
+import numpy as np
 import streamlit as st
 from streamlit import runtime
 from streamlit.runtime.scriptrunner import add_script_run_ctx, get_script_run_ctx
@@ -255,8 +256,12 @@ def where_it_looks(i: int, column: Column) -> None:
     options = view_options(i, column)
     stopped, shown, done = key("stopped", i), options.key(run), options.computed(run)
     if not done and state.get(stopped) == shown:
-        st.info(LABEL.map_stopped)
+        drawn_for, drawn = state.get(f"drawn_{i}", (None, None))  # the map shown before, kept as in Gradio
+        previous = drawn if drawn_for == key("drawn", i) and drawn.computed(run) else None
+        st.info(LABEL.map_stopped if previous is None else f"{LABEL.map_stopped} {text.MAP_STOPPED}")
         if not st.button(LABEL.compute_map, key=key("compute", i)):
+            if previous is not None:
+                show_map(i, column, *compare.view(run, previous, look()))
             return
     state.pop(stopped, None)
     stop, report = st.empty(), None
@@ -271,9 +276,15 @@ def where_it_looks(i: int, column: Column) -> None:
         return
     finally:
         stop.empty()
+    state[f"drawn_{i}"] = (key("drawn", i), options)  # one per column: nothing of older analyses is held
+    show_map(i, column, image, caption)
+
+
+def show_map(i: int, column: Column, image: np.ndarray, caption: str) -> None:
+    """Model `i`'s map with its caption and a PNG download."""
     st.image(image, caption=f"{column.map_title}: {caption}", width="stretch")
     encoded = partial(png, image)  # made when clicked, not on each rerun of the page
-    st.download_button(LABEL.map_png, encoded, f"map-{run.result.name}.png", "image/png", key=key("map", i))
+    st.download_button(LABEL.map_png, encoded, f"map-{state.runs[i].result.name}.png", "image/png", key=key("map", i))
 
 
 def model_column(i: int, column: Column) -> None:

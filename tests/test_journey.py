@@ -20,6 +20,7 @@ from playwright.sync_api import Locator, Page, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from app.tabs.tour import KEYS
+from app.views import texts as text
 from app.views.texts import LABEL
 from tests.conftest import streamlit_settled
 from tests.test_streamlit import streamlit_url  # noqa: F401  (the real Streamlit server, a fixture)
@@ -193,6 +194,9 @@ class Gradio(Front):
     def stop_map(self, i: int) -> None:
         self.page.locator(f"#stop-{i}").click()
 
+    def map_shown(self, i: int) -> bool:
+        return self.page.locator(f"#view-{i} img").is_visible()
+
     def compute_offered(self, i: int) -> bool:
         return self.page.locator(f"#compute-{i}").is_visible()
 
@@ -351,6 +355,9 @@ class Streamlit(Front):
     def stop_map(self, i: int) -> None:
         self.column(i).get_by_role("button", name=LABEL.stop_map).click()
 
+    def map_shown(self, i: int) -> bool:
+        return self.caption(i).is_visible()
+
     def compute_offered(self, i: int) -> bool:
         return self.column(i).get_by_role("button", name=LABEL.compute_map).is_visible()
 
@@ -486,8 +493,9 @@ def slow_map(front: Front, photo: Path) -> None:
     expect(front.column(0).get_by_text(re.compile(r"Occlusion: \d+/")).first).to_be_visible(timeout=REDRAW_MS)
     front.stop_map(0)
     expect(front.column(0).get_by_text(LABEL.map_stopped).first).to_be_visible(timeout=REDRAW_MS)
-    front.seen["after stop"] = (front.method(0), front.compute_offered(0))
-    assert front.seen["after stop"] == ("Occlusion", True)
+    front.seen["after stop"] = (front.method(0), front.compute_offered(0), front.map_shown(0))
+    assert front.seen["after stop"] == ("Occlusion", True, True)  # the previous map stays, and the page says so
+    expect(front.column(0)).to_contain_text(text.MAP_STOPPED.split(":")[0])
     expect(front.column(0).get_by_text("Occlusion of")).to_have_count(0)  # no half-made map is shown
     front.shot("6-stopped")
     progress = front.watch(r"Occlusion: (\d+)/")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import html
+import itertools
 import json
 import logging
 import os
@@ -29,9 +30,9 @@ from app.gradio_ui.downloads import saved, shown_on
 from app.gradio_ui.errors import REFUSAL_CSS, SHOW_REFUSALS, user_facing, watched
 from app.gradio_ui.photo import PREVIEW_CSS, WATCH_PREVIEW, photo_input, refused_line
 from app.gradio_ui.repeats import dropping_repeats
-from app.gradio_ui.sessions import OnePerSession
+from app.gradio_ui.sessions import OnePerSession, Sessions
 from app.gradio_ui.stops import MapRequests, ask_stop, stopped_since
-from app.guard import RequestGuard, Uploads
+from app.guard import Proxies, RequestGuard, SessionFiles, Uploads
 from app.logs import configure as configure_logging
 from app.paper_findings import PaperFindings
 from app.service import (
@@ -57,14 +58,16 @@ from app.views.attention import ATTENTION, COLORMAPS, LENS, MEAN, ViewOptions
 from app.views.texts import LABEL
 
 UPLOADS = Uploads.gradio(tuple(SAMPLES))
+FILES = SessionFiles(UPLOADS)  # the uploads each session named: deleted when its page closes
 service = Service.start(uploads=UPLOADS)
 tab = CompareTab(service)
 MAPS = MapRequests()  # which map request each column asked for last: its end hides the Stop
 QUEUE_SIZE = 64  # requests waiting past this are refused with "queue is full"
-CONCURRENCY = 2  # events of one kind in progress at once; models themselves run one at a time
+CONCURRENCY = 8  # events of one kind in progress at once; their model work takes turns (app/turns.py)
 MAX_UPLOAD = "50mb"
 SESSION_TTL_S = 3600  # a browser session's stored results are dropped an hour after their last change
 FILE_TTL_S = 3600  # uploaded and generated files are deleted after an hour (checked every 10 minutes)
+SESSIONS_HIGH_MB = float(os.environ.get("VIT_EXPLORER_SESSIONS_HIGH_MB", 4000))  # past it, idle sessions go early
 
 
 @dataclass
@@ -380,7 +383,7 @@ def stop_button(slot: int) -> Callable:
         target,
         request: gr.Request = None,
     ):
-        ask_stop(request, slot)
+        ask_stop(request, slot, anew=True)
         MAPS.ask(request, slot)
         computed = slot >= len(runs) or view_options(layer, head, rollout, method, target, steps).computed(runs[slot])
         return gr.Button(visible=not computed)
@@ -715,6 +718,8 @@ with gr.Blocks(title="ViT explorer", delete_cache=(600, FILE_TTL_S)) as demo:
     demo.load(on_load, None, banner, api_visibility="private")
     demo.load(None, js=WATCH_PREVIEW)
     demo.load(None, js=SHOW_REFUSALS)
+    sessions = Sessions(demo, FILES, SESSIONS_HIGH_MB)
+    demo.unload(sessions.close)
 
 CSS = (
     """#banner, #alternet-banner {background: #fff4e5; border-left: 4px solid #f59e0b; padding: 8px 12px}
@@ -727,12 +732,16 @@ CSS = (
 )
 
 
-def sweep_uploads() -> None:
-    """Every 10 minutes, delete upload-folder files older than FILE_TTL_S, dropped uploads included."""
-    while True:
-        if deleted := UPLOADS.sweep(FILE_TTL_S):
+def sweep() -> None:
+    """Every minute, drop idle sessions if memory is short; every 10 minutes, delete upload-folder files older
+    than FILE_TTL_S, dropped uploads included."""
+    for minute in itertools.count():
+        sessions.trim()
+        if minute % 10 == 0 and (deleted := UPLOADS.sweep(FILE_TTL_S)):
             logging.getLogger("vit_explorer").info("deleted %d upload files over %d s old", deleted, FILE_TTL_S)
-        time.sleep(600)
+        if minute % 10 == 0:
+            FILES.prune()
+        time.sleep(60)
 
 
 def main() -> None:
@@ -741,14 +750,22 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=int(os.environ.get("GRADIO_SERVER_PORT", "7860")))
     args = parser.parse_args()
     configure_logging()
-    threading.Thread(target=sweep_uploads, daemon=True, name="sweep-uploads").start()
+    proxies = Proxies()  # the visitor's address is found by the guard, from these proxies only; uvicorn trusts none
+    os.environ["FORWARDED_ALLOW_IPS"] = ""
+    trusted = ", ".join(map(str, proxies.trusted)) or "nobody"
+    logging.getLogger("vit_explorer").info("X-Forwarded-For is believed from: %s", trusted)
+    threading.Thread(target=sweep, daemon=True, name="sweep").start()
     demo.queue(max_size=QUEUE_SIZE, default_concurrency_limit=CONCURRENCY).launch(
         server_name=args.host,
         server_port=args.port,
         css=CSS,
         max_file_size=MAX_UPLOAD,
         show_error=True,
-        app_kwargs={"middleware": [Middleware(RequestGuard, uploads=UPLOADS, queue=lambda: demo._queue)]},
+        app_kwargs={
+            "middleware": [
+                Middleware(RequestGuard, uploads=UPLOADS, queue=lambda: demo._queue, proxies=proxies, files=FILES)
+            ]
+        },
     )
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import ipaddress
 import json
 import logging
 import os
@@ -17,8 +18,8 @@ import re
 import sys
 import tempfile
 import time
-from collections import OrderedDict
-from dataclasses import dataclass
+from collections import OrderedDict, deque
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
@@ -71,13 +72,16 @@ class Uploads:
         root = os.environ.get("GRADIO_TEMP_DIR") or str(Path(tempfile.gettempdir()) / "gradio")
         return cls((Path(os.path.realpath(root)),), frozenset(Path(os.path.realpath(p)) for p in public))
 
-    def file(self, value: object, what: str) -> Path:
-        """The uploaded file `value` names, or Refused with the same message whatever the path is."""
+    def file(self, value: object, what: str, quiet: bool = False) -> Path:
+        """The uploaded file `value` names, or Refused with the same message whatever the path is (logged unless
+        `quiet`)."""
         path = _path_of(value)
         if path and "\x00" not in path:
             real = Path(os.path.realpath(path))
             if real in self.public or any(real.is_relative_to(root) and real != root for root in self.roots):
                 return real
+        if quiet:
+            raise Refused(NOT_UPLOADED)
         raise refuse(NOT_UPLOADED, f"{what} outside the upload folder")
 
     def sweep(self, older_than_s: float) -> int:
@@ -101,6 +105,18 @@ class Uploads:
                     except OSError:
                         pass
         return deleted
+
+    def size(self) -> int:
+        """Bytes of every file in the upload folders."""
+        total = 0
+        for root in self.roots:
+            for folder, _, files in os.walk(root):
+                for name in files:
+                    try:
+                        total += (Path(folder) / name).lstat().st_size
+                    except OSError:
+                        pass
+        return total
 
     def image(self, value: object, what: str = "the photo") -> Path | bytes | Image.Image | np.ndarray:
         """An image input: in-memory images (bytes, PIL, arrays) as they are, files through `file`."""
@@ -183,6 +199,142 @@ class Bodies:
     nesting: int = MAX_JSON_DEPTH
 
 
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+def networks(value: str) -> tuple[Network, ...]:
+    """Addresses and CIDR ranges, comma-separated ("127.0.0.1, 10.0.0.0/8"); ValueError naming a bad one."""
+    found = []
+    for part in (p.strip() for p in value.split(",")):
+        if part:
+            try:
+                found.append(ipaddress.ip_network(part, strict=False))
+            except ValueError:
+                raise ValueError(f"VIT_EXPLORER_TRUSTED_PROXIES: '{shown(part)}' is not an address or range") from None
+    return tuple(found)
+
+
+@dataclass(frozen=True)
+class Proxies:
+    """The reverse proxies whose X-Forwarded-For is believed (VIT_EXPLORER_TRUSTED_PROXIES, addresses or CIDR
+    ranges; none unless set), so that every visitor behind them is counted as one visitor and nobody else can
+    pose as another."""
+
+    trusted: tuple[Network, ...] = field(
+        default_factory=lambda: networks(os.environ.get("VIT_EXPLORER_TRUSTED_PROXIES", ""))
+    )
+
+    def trusts(self, address: str) -> bool:
+        try:
+            ip = ipaddress.ip_address(address)
+        except ValueError:
+            return False
+        return any(ip in network for network in self.trusted)
+
+    def visitor(self, peer: str, forwarded: str | None) -> str:
+        """The visitor's address: `peer`'s own, unless `peer` is a trusted proxy; then, going right to left
+        through `forwarded` (X-Forwarded-For, each proxy appends the address it was reached from), the first
+        address that is not a trusted proxy."""
+        hops = [hop.strip() for hop in (forwarded or "").split(",") if hop.strip()]
+        address = peer
+        while hops and self.trusts(address):
+            address = hops.pop()
+        return shown(address, 60)
+
+    def of_scope(self, scope) -> str:
+        """The visitor's address of an ASGI request (its X-Forwarded-For headers joined, as proxies may send
+        several)."""
+        peer = (scope.get("client") or ("",))[0] or ""
+        headers = [v.decode("latin1") for k, v in scope.get("headers") or [] if k == b"x-forwarded-for"]
+        return self.visitor(peer, ", ".join(headers) or None)
+
+
+@dataclass(frozen=True)
+class UploadLimits:
+    """Bounds on uploads: bytes one visitor (address) may upload per minute, and the upload folder's size."""
+
+    per_minute: int = int(_setting("VIT_EXPLORER_UPLOAD_MB_PER_MINUTE", 150) * 2**20)
+    folder: int = int(_setting("VIT_EXPLORER_UPLOAD_FOLDER_MB", 2000) * 2**20)
+
+
+class UploadMeter:
+    """The bytes each visitor uploaded in the last minute, and how full the upload folder is."""
+
+    def __init__(self, uploads: Uploads, limits: UploadLimits) -> None:
+        self.uploads, self.limits = uploads, limits
+        self.recent: dict[str, deque[tuple[float, int]]] = {}  # address: (time, bytes), oldest first
+
+    def used(self, address: str) -> int:
+        """Bytes `address` uploaded in the last 60 s."""
+        line, cutoff = self.recent.get(address), time.monotonic() - 60
+        while line and line[0][0] < cutoff:
+            line.popleft()
+        if line is not None and not line:
+            del self.recent[address]
+        return sum(size for _, size in line or ())
+
+    def count(self, address: str, size: int) -> None:
+        self.recent.setdefault(address, deque()).append((time.monotonic(), size))
+
+    def refusal(self, address: str, size: int) -> str | None:
+        """Why an upload of `size` bytes from `address` is refused now, or None."""
+        if self.used(address) + size > self.limits.per_minute:
+            return (
+                f"too many uploads from your address: at most {self.limits.per_minute / 2**20:.0f} MB a minute; "
+                "try again in a minute"
+            )
+        if self.uploads.size() + size > self.limits.folder:
+            return "the server holds too many uploads just now; try again in a few minutes"
+        return None
+
+
+class SessionFiles:
+    """The uploaded files each browser session named in its requests, so that a closed session's uploads are
+    deleted with it. Uploads are stored by their content's hash, so two visitors uploading the same photo share one
+    file: a file another holder named (a session, or the address of a client that sends none, such as a REST
+    client), or that was uploaded again since the session last named it, is kept. (The page's upload request does
+    not say its session, so a visitor who uploaded the same photo and has not yet used it can find it gone: the
+    page then says it cannot be read, and an upload again mends it.) `prune` forgets files deleted since."""
+
+    def __init__(self, uploads: Uploads) -> None:
+        self.uploads = uploads
+        self.named: dict[str, dict[Path, float]] = {}  # holder: {file: when it last named it}
+
+    def note(self, holder: str, paths: list[object]) -> None:
+        for path in paths:
+            try:
+                real = self.uploads.file(path, "a file", quiet=True)
+            except Refused:
+                continue
+            if real not in self.uploads.public:
+                self.named.setdefault(holder, {})[real] = time.time()
+
+    def forget(self, session: str) -> int:
+        """Delete the files only `session` named, unless uploaded again since, and their folders left empty; the
+        count deleted."""
+        mine = self.named.pop(session, {})
+        others = set().union(*self.named.values()) if self.named else set()
+        deleted = 0
+        for path, when in mine.items():
+            try:
+                if path in others or path.stat().st_mtime > when:
+                    continue
+                path.unlink()
+                deleted += 1
+                if path.parent not in self.uploads.roots and not any(path.parent.iterdir()):
+                    path.parent.rmdir()
+            except OSError:
+                pass  # gone already
+        return deleted
+
+    def prune(self) -> None:
+        """Forget the files deleted since they were noted (by Gradio's hourly cleanup)."""
+        for holder in list(self.named):
+            self.named[holder] = {path: when for path, when in self.named[holder].items() if path.exists()}
+            if not self.named[holder]:
+                del self.named[holder]
+
+
 @dataclass(eq=False)
 class Work:
     """A request the guard let through to a function, until it is answered: who sent it, and why its work must
@@ -224,6 +376,23 @@ def _queued_event_stopped() -> str | None:
     return GONE if mine and not any(event.alive for event in mine) else None
 
 
+def visitor() -> str:
+    """Who the work running here is for, as fair turns count them: the address of the request the guard let through
+    (REST), of the Gradio queue's event, or the one a front end without the guard set in VISITOR (Streamlit);
+    'local' for the CLI and tests."""
+    work = CURRENT.get()
+    if work is not None:
+        return work.address
+    if chosen := VISITOR.get():
+        return chosen
+    context = sys.modules.get("gradio.context")
+    request = context.LocalContext.request.get(None) if context else None
+    return getattr(getattr(request, "client", None), "host", None) or "local"
+
+
+VISITOR: contextvars.ContextVar[str | None] = contextvars.ContextVar("vit_explorer_visitor", default=None)
+
+
 def stoppable(report: Callable[[float, str], None] | None) -> Callable[[float, str], None]:
     """`report` (or no report) passing first through `stop_point`."""
 
@@ -259,16 +428,35 @@ class RequestGuard:
       its cache, whatever it is), with one message for every path;
     - on a route that runs a function, a visitor with `fairness` requests already waiting in `queue()` or running
       is told to wait (429); a REST request whose client hangs up has its work stopped at the next `stop_point`,
-      and so has a queued event its client cancels."""
+      and so has a queued event its client cancels;
+    - every request's client is the visitor behind the trusted `proxies` (X-Forwarded-For from anyone else is
+      ignored), for these limits and for the framework;
+    - an upload past its visitor's bytes a minute, or past the upload folder's size, is refused (429, 507) before
+      anything is written;
+    - the uploaded files a session names are noted in `files`, to be deleted when its page closes."""
 
     def __init__(
-        self, app, uploads: Uploads, queue=lambda: None, fairness: Fairness = Fairness(), bodies: Bodies = Bodies()
+        self,
+        app,
+        uploads: Uploads,
+        queue=lambda: None,
+        fairness: Fairness = Fairness(),
+        bodies: Bodies = Bodies(),
+        proxies: Proxies | None = None,
+        upload_limits: UploadLimits = UploadLimits(),
+        files: SessionFiles | None = None,
     ) -> None:
         self.app, self.uploads, self.queue, self.fairness, self.bodies = app, uploads, queue, fairness, bodies
+        self.proxies = proxies or Proxies()
+        self.meter = UploadMeter(uploads, upload_limits)
+        self.files = files
         self.running: list[Work] = []  # requests let through to a function and not yet answered
         self.reading = 0  # bytes of the bodies being read
 
     async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] in ("http", "websocket"):
+            port = (scope.get("client") or ("", 0))[1]
+            scope = {**scope, "client": (self.proxies.of_scope(scope), port)}
         if scope["type"] != "http" or scope["method"] != "POST":
             return await self.app(scope, receive, send)
         if _streamed(scope):
@@ -297,6 +485,8 @@ class RequestGuard:
             return await self.app(scope, _replay(body, receive), send)
         session = data.get("session_hash") if isinstance(data, dict) else None
         work = Work((scope.get("client") or ("",))[0], session if isinstance(session, str) else None)
+        if self.files is not None:
+            self.files.note(work.session or f"address {work.address}", file_paths(data))
         if busy := self.busy(work.session, work.address):
             return await _answer(send, 429, busy)
         await self._run(work, scope, body, receive, send)
@@ -335,11 +525,18 @@ class RequestGuard:
             self.reading -= held
 
     async def _stream(self, scope, receive, send) -> None:
-        """Pass an upload on as it arrives (to disk); one that sends nothing for `bodies.seconds` is dropped (408)."""
-        stalled, answered, whole = False, False, False
+        """Pass an upload on as it arrives (to disk), within its visitor's bytes a minute and the folder's size
+        (counted as declared, or as it arrives); one that sends nothing for `bodies.seconds` is dropped (408)."""
+        address = (scope.get("client") or ("",))[0]
+        declared = _content_length(scope) or 0
+        if refused := self.meter.refusal(address, declared):
+            status = 507 if "server holds" in refused else 429
+            return await _answer(send, status, self._refused(refused))
+        self.meter.count(address, declared)
+        stalled, answered, whole, over, received = False, False, False, None, 0
 
         async def timed():
-            nonlocal stalled, whole
+            nonlocal stalled, whole, over, received, declared
             if whole:
                 return await receive()
             try:
@@ -348,6 +545,13 @@ class RequestGuard:
             except TimeoutError:
                 stalled = True
                 return {"type": "http.disconnect"}  # the framework drops the upload as if its client had left
+            received += len(message.get("body", b""))
+            if received > declared:  # more than declared (a chunked body): counted as it arrives
+                over = self.meter.refusal(address, received - declared)
+                self.meter.count(address, received - declared)
+                declared = received
+                if over:
+                    return {"type": "http.disconnect"}
             whole = message["type"] != "http.request" or not message.get("more_body", False)
             return message
 
@@ -359,9 +563,11 @@ class RequestGuard:
         try:
             await self.app(scope, timed, answering)
         except Exception:
-            if not stalled:
+            if not (stalled or over):
                 raise
-        if stalled and not answered:
+        if over and not answered:
+            await _answer(send, 429, self._refused(over))
+        elif stalled and not answered:
             await _answer(send, 408, self._refused(f"the upload sent nothing for {self.bodies.seconds:g} s"))
 
     async def _over_budget(self, send) -> None:

@@ -24,10 +24,12 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, TypeVar
 
 import numpy as np
+import torch
 from PIL import Image
 
 import engine
-from app.guard import Uploads, model_names, refuse, stoppable
+from app.guard import Fairness, Uploads, model_names, refuse, stoppable, visitor
+from app.turns import Turns
 from app.views.units import switched_off, unit_label, unit_name
 from engine.analyses.attributions import METHODS, IntegratedGradients, unsupported
 from engine.analyses.dataset_curves import IMAGE_SUFFIXES, DatasetCurves, image_names
@@ -37,8 +39,10 @@ from engine.budget import (
     TooLarge,
     amount,
     bytes_at,
+    check_plain,
     check_time,
     footprint,
+    forward_seconds,
     give_back,
     limit_arenas,
     request_budget,
@@ -61,6 +65,8 @@ MAX_DATASET_BYTES = 50 * 2**20
 MAX_PARAMETERS = int(os.environ.get("VIT_EXPLORER_MAX_PARAMS", 350_000_000))  # ViT-L/16 has 304 M
 MAX_CACHED_BYTES = int(float(os.environ.get("VIT_EXPLORER_CACHE_MB", 3000)) * 2**20)  # loaded models' weights kept
 MAX_MEGAPIXELS = float(os.environ.get("VIT_EXPLORER_MAX_MEGAPIXELS", 200))  # decoded per dataset request
+DECODING = engine.PixelBudget(float(os.environ.get("VIT_EXPLORER_DECODE_MEGAPIXELS", 100)) * 1e6)  # in flight
+DECODED_SIDE = 1024  # a JPEG photo is decoded at the smallest scale keeping its shorter side this long
 MAX_UNPACKED_BYTES = int(float(os.environ.get("VIT_EXPLORER_ZIP_MB", 1000)) * 2**20)  # a ZIP's images, unpacked
 REQUEST_SECONDS = float(os.environ.get("VIT_EXPLORER_REQUEST_SECONDS", 300))  # a dataset request stops past this,
 # and a map expected to take longer (from its model's timed pass) is refused
@@ -70,8 +76,10 @@ WEIGHT_LABELS = {AUTO: "trained where available", "pretrained": "pretrained only
 SAMPLES = sorted((Path(__file__).resolve().parent.parent / "assets" / "samples").glob("*.jpg"))
 
 IG_DEFAULT_STEPS = inspect.signature(IntegratedGradients).parameters["steps"].default  # the engine's default
+PER_VISITOR = Fairness().per_address  # jobs one visitor may have waiting or running
+TURN_S = 2.0  # a map's internal batch takes about this long, so that other visitors wait about this for a turn
+MODEL_THREADS = 64  # jobs waiting for their turn or computing at once (Gradio's queue holds 64)
 MAX_IG_STEPS = 256  # Integrated Gradients' path points at most (the page's slider ends at 128)
-MODEL_THREAD = "models"
 log = logging.getLogger("vit_explorer")
 Report = Callable[[float, str], None]
 Options = tuple[tuple[str, object], ...]
@@ -115,8 +123,8 @@ def ig_steps(steps: object) -> int:
 
 
 def on_model_thread(method: Method) -> Method:
-    """Run a method of a Service (or of an object holding one as `.service`) on that service's one
-    model thread, waiting for the result."""
+    """Run a method of a Service (or of an object holding one as `.service`) once it holds the service's models'
+    turn (`Service.call`), waiting for it."""
 
     @functools.wraps(method)
     def run(self, *args, **kwargs):
@@ -130,12 +138,16 @@ def on_model_thread(method: Method) -> Method:
 class ModelRun:
     """One model's results on one image, plus Grad-CAM for models without attention.
 
-    A lesioned run keeps the unlesioned one as `original`, so that clearing the lesion restores it.
+    It keeps what the page shows and the model's input (made from the photo at full size), never the photo: a
+    12-megapixel photo is 36 MB, the input of a 224 px model 0.6 MB. A lesioned run keeps the unlesioned one as
+    `original`, so that clearing the lesion restores it.
     """
 
     result: ModelResult
     gradcam: np.ndarray | None = None  # (H, W) in [0, 1], same grid as result.input_images
-    picture: Image.Image | None = field(default=None, repr=False)
+    inputs: torch.Tensor | None = field(default=None, repr=False)  # (1, 3, H, W): the model's input, for maps
+    photo_size: tuple[int, int] | None = None  # the photo's (width, height) as decoded, for the note on enlarged
+    # photos (a large JPEG is decoded reduced, never below DECODED_SIDE: such a photo is never enlarged)
     weights: Weights = Weights.random()  # what it was loaded with
     units: tuple[tuple[str, int], ...] = ()  # (label, block index) of the units a lesion may switch off
     lesion: tuple[int, ...] = ()
@@ -167,12 +179,13 @@ class ZipCurves:
 
 @dataclass
 class Service:
-    """Loads models once per (name, weights), runs them on one thread, counts forward passes.
+    """Loads models once per (name, weights), runs one job at a time in visitors' turns, counts forward passes.
 
-    Every model call runs on the service's single model thread, so one runs at a time (lesions
-    change the shared, cached models) and all model memory is allocated by that one thread: run from
-    each request's own thread, glibc gave every thread its own malloc arena and the server grew by
-    about 1 GB under 16 concurrent clients.
+    Every model call runs on a model thread holding the models' turn (app/turns.py), so one computes at a time on
+    the shared, cached models, and a long map hands the turn to other visitors' jobs at each batch boundary (its
+    hooks and lesions act on its own passes only). glibc's malloc arenas are capped at 2 (`limit_arenas`), so that
+    memory freed by one thread is reused by the next (one arena per thread grew the server by about 1 GB under 16
+    concurrent clients).
     """
 
     seed: int = 0
@@ -183,7 +196,10 @@ class Service:
     _models: OrderedDict[tuple[str, Weights, Options], engine.LoadedModel] = field(default_factory=OrderedDict)
     _evicted_passes: int = 0
     _unsupported: dict[tuple[str, str], str | None] = field(default_factory=dict)  # (model, method): reason
-    _worker: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(1, thread_name_prefix=MODEL_THREAD))
+    turns: Turns = field(default_factory=Turns)
+    _workers: ThreadPoolExecutor = field(
+        default_factory=lambda: ThreadPoolExecutor(MODEL_THREADS, thread_name_prefix="models")
+    )
     _footprints: weakref.WeakKeyDictionary[Any, Footprint] = field(default_factory=weakref.WeakKeyDictionary)
 
     @classmethod
@@ -220,12 +236,36 @@ class Service:
         return self._evicted_passes + sum(model.forward_passes for model in self._models.values())
 
     def call(self, fn: Callable[..., Any], *args, **kwargs) -> Any:
-        """`fn(*args, **kwargs)` on the model thread (directly when already there), with the caller's
-        context variables (Gradio's progress bar reads them)."""
-        if threading.current_thread().name.startswith(MODEL_THREAD):
+        """`fn(*args, **kwargs)` on a model thread once it holds the models' turn, with the caller's context
+        variables (Gradio's progress bar reads them), the caller waiting; at once when it holds the turn already.
+        While it waits, its `report` keyword (if any) is told its place and expected wait, and an abandoned request
+        stops waiting. (Off the caller's thread, so that Streamlit's reruns cannot interrupt a computation.)"""
+        if self.turns.holding():
             return fn(*args, **kwargs)
-        context = contextvars.copy_context()
-        return self._worker.submit(context.run, fn, *args, **kwargs).result()
+        who, report = visitor(), stoppable(kwargs.get("report"))
+        if (jobs := self.turns.jobs(who)) >= PER_VISITOR:  # the guard's per-address limit, for Streamlit too
+            raise refuse(
+                f"{jobs} jobs from your address are waiting or running (at most {PER_VISITOR}); "
+                "try again when they have finished",
+                "a job over its visitor's limit",
+            )
+
+        def in_turn() -> Any:
+            with self.turns.turn(who, report):
+                return fn(*args, **kwargs)
+
+        return self._workers.submit(contextvars.copy_context().run, in_turn).result()
+
+    def boundary(self, report: Report | None) -> Report:
+        """`report` at a block or batch boundary: the work stops here once abandoned (guard.stop_point), then hands
+        the turn to another visitor's waiting job, if any, before it goes on."""
+        checked = stoppable(report)
+
+        def at_boundary(fraction: float, message: str) -> None:
+            checked(fraction, message)
+            self.turns.pause()
+
+        return at_boundary
 
     def models(self) -> list[tuple[str, str]]:
         """(label, name) of every registered model, for pickers."""
@@ -262,8 +302,10 @@ class Service:
         )
 
     def picture(self, image: object) -> Image.Image:
-        """The photo of a request as RGB: from the upload folder only, when the service serves a network."""
-        return engine.load_image(image if self.uploads is None else self.uploads.image(image))
+        """The photo of a request as RGB (from the upload folder only, when the service serves a network), decoded
+        within the process's pixel budget, a JPEG at the smallest scale keeping DECODED_SIDE on its shorter side."""
+        found = image if self.uploads is None else self.uploads.image(image)
+        return engine.load_image(found, budget=DECODING, shorter_side=DECODED_SIDE)
 
     def upload(self, value: object, what: str) -> Path:
         """A file of a request: from the upload folder only, when the service serves a network."""
@@ -291,14 +333,20 @@ class Service:
 
         Raises engine errors (ImageError, UnknownModelError, WeightsUnavailableError) unchanged.
         """
-        report = stoppable(report)  # stops here once the request is abandoned
+        report = self.boundary(report)  # stops here once the request is abandoned; other visitors' turns
         names = model_names(names, MAX_MODELS)
         models = self._each_model(names, weights, report)
         picture = self.picture(image)
         runs = []
         for i, loaded, chosen in models:
             report((i + 0.5) / len(names), f"Running {loaded.spec.label}")
-            runs.append(self._run(loaded, picture, chosen))
+            try:  # refused before it runs when its estimate is over the request's budget
+                check_plain(loaded, self.footprint(loaded, timed=False), request_budget())
+            except TooLarge as exc:
+                raise refuse(f"{loaded.spec.label}: {exc}", "analysis over the memory budget") from None
+            inputs = loaded.transform(picture).unsqueeze(0)
+            runs.append(replace(self._run(loaded, inputs, chosen), photo_size=picture.size))
+        del picture  # the runs keep their models' inputs only
         give_back()
         report(1.0, "Done")
         return runs
@@ -330,11 +378,13 @@ class Service:
             return original
         loaded = self.load(original.result.name, original.weights)
         with engine.Lesion(loaded, indices):
-            lesioned = self._run(loaded, original.picture, original.weights)
+            lesioned = self._run(loaded, original.inputs, original.weights)
         specs = loaded.spec.blocks(loaded.module)
         names = [unit_name(specs[i].name) for i in indices]  # as the lesion picker names them
         result = replace(lesioned.result, label=switched_off(original.result.label, names))
-        return replace(lesioned, result=result, lesion=tuple(indices), original=original)
+        return replace(
+            lesioned, result=result, lesion=tuple(indices), original=original, photo_size=original.photo_size
+        )
 
     def unsupported(self, run: ModelRun, method: str) -> str | None:
         """Why attribution `method` does not apply to `run`'s model (None when it does); asked of the model
@@ -374,6 +424,8 @@ class Service:
                 expected = check_time(analysis, need, REQUEST_SECONDS)
             except TooLarge as exc:
                 raise refuse(str(exc), "map over the memory budget") from None
+            images = max(expected.cost.forward + expected.cost.backward, 1)  # a batch is one turn: about TURN_S
+            analysis.batch_size = min(analysis.batch_size, max(1, int(TURN_S * images / max(expected.seconds, 1e-6))))
             log.info(
                 "%s on %s: internal batch %d of %d, ~%s within %s",
                 method,
@@ -384,31 +436,35 @@ class Service:
                 amount(budget),
             )
 
-            def progress(done: int, total: int, report: Report = stoppable(report)) -> None:
+            def progress(done: int, total: int, report: Report = self.boundary(report)) -> None:
                 report(done / total, f"{method}: {done}/{total} passes, {expected.text} in all")
 
             try:
                 with engine.Lesion(loaded, run.lesion):
-                    run.maps[key] = analysis.attribute(run.picture, key[1], progress)
+                    run.maps[key] = analysis.attribute(run.inputs, key[1], progress)
             finally:
                 give_back()
         return run.maps[key]
 
-    def footprint(self, loaded: engine.LoadedModel) -> Footprint:
-        """What one image costs `loaded` in memory (engine.budget), measured once per loaded model."""
-        if loaded.module not in self._footprints:
-            self._footprints[loaded.module] = footprint(loaded)
-        return self._footprints[loaded.module]
+    def footprint(self, loaded: engine.LoadedModel, timed: bool = True) -> Footprint:
+        """What one image costs `loaded` in memory (engine.budget), traced once per loaded model; `timed`: with its
+        forward pass timed too."""
+        known = self._footprints.get(loaded.module) or footprint(loaded, timed=False)
+        if timed and not known.seconds:
+            known = replace(known, seconds=forward_seconds(loaded))
+        self._footprints[loaded.module] = known
+        return known
 
-    def _run(self, loaded: engine.LoadedModel, picture: Image.Image, weights: Weights) -> ModelRun:
-        result = engine.Analyzer(loaded).attribute([picture])
+    def _run(self, loaded: engine.LoadedModel, inputs: torch.Tensor, weights: Weights) -> ModelRun:
+        """`loaded` measured on `inputs`, a (1, 3, H, W) batch made by its transform."""
+        result = engine.Analyzer(loaded).attribute(inputs)
         specs = loaded.spec.blocks(loaded.module)
         units = tuple((unit_label(i, s.name, s.kind), i) for i, s in enumerate(specs) if s.can_lesion)
-        lens = LogitLens(loaded).attribute(picture)
-        run = ModelRun(result, picture=picture, weights=weights, units=units, lens=lens)
+        lens = LogitLens(loaded).attribute(inputs)
+        run = ModelRun(result, inputs=inputs, weights=weights, units=units, lens=lens)
         if loaded.spec.attention is not None:
             return run
-        return replace(run, gradcam=engine.GradCam(loaded).attribute(picture, result.predictions[0][0].index).map)
+        return replace(run, gradcam=engine.GradCam(loaded).attribute(inputs, result.predictions[0][0].index).map)
 
     @on_model_thread
     def dataset_curves(
@@ -421,7 +477,7 @@ class Service:
         """
         deadline = time.monotonic() + REQUEST_SECONDS  # from before the first byte of the ZIP is read
         archive = self.upload(archive, "the ZIP")
-        report = stoppable(report)  # stops here once the request is abandoned
+        report = self.boundary(report)  # stops here once the request is abandoned; other visitors' turns
         names = model_names(names, MAX_MODELS)
         models = self._each_model(names, weights, report)
         if not zipfile.is_zipfile(archive):

@@ -19,6 +19,7 @@ from typing import Callable
 
 import numpy as np
 import streamlit as st
+from PIL import Image
 from streamlit import runtime
 from streamlit.runtime.scriptrunner import add_script_run_ctx, get_script_run_ctx
 from streamlit.runtime.scriptrunner_utils.script_requests import ScriptRequestType
@@ -26,7 +27,7 @@ from streamlit.runtime.scriptrunner_utils.script_requests import ScriptRequestTy
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # `streamlit run` puts app/ first, not the repo
 
 from app.export import png  # noqa: E402
-from app.guard import refuse  # noqa: E402
+from app.guard import VISITOR, Proxies, refuse  # noqa: E402
 from app.logs import configure as configure_logging  # noqa: E402
 from app.paper_findings import MAX_IMAGES  # noqa: E402
 from app.service import (  # noqa: E402
@@ -59,7 +60,7 @@ from app.tabs.compare import (  # noqa: E402
     Page,
     attention_controls,
     column_key,
-    photo_problem,
+    not_an_image,
 )
 from app.tabs.dataset import EXPLANATION, DatasetTab  # noqa: E402
 from app.tabs.paper import NOISE, PaperTab  # noqa: E402
@@ -77,8 +78,11 @@ configure_logging()  # the server log laid out as Gradio's
 st.set_page_config(page_title="ViT explorer", page_icon="🔭", layout="wide")
 state = st.session_state
 state.setdefault("runs", [])
+# whose turn this session's model work takes: its visitor, behind the trusted proxies only (app/guard.Proxies)
+VISITOR.set(Proxies().visitor(st.context.ip_address or "local", st.context.headers.get("X-Forwarded-For")))
 compare, dataset, alternet, paper = CompareTab(service()), DatasetTab(service()), AlterNetTab(lab()), PaperTab(board())
 tour = TourTab(service())
+PREVIEW_WIDTH = 240  # pixels: the photo's preview, made once per photo (st.image would resize a wider one each rerun)
 
 
 def photo() -> tuple[bytes, str]:
@@ -94,24 +98,41 @@ def photo() -> tuple[bytes, str]:
         right.caption(f"Using **{literal(picture[1])}**; remove it to use a sample photo.")
     else:
         picture = next(p for p in SAMPLES if p.name == sample).read_bytes(), sample
-    if problem := unreadable(picture):
+    problem, preview = checked_photo(picture)
+    if problem:
         right.error(problem)
     else:
-        right.image(picture[0], caption=literal(picture[1]), width=240)
+        right.image(preview, caption=literal(picture[1]), width=PREVIEW_WIDTH)
     return picture
 
 
 def unreadable(picture: tuple[bytes, str]) -> str | None:
-    """Why the photo cannot be analyzed (None: it can), decoded and refused (one log line) once per photo and
-    session, however often the page reruns."""
-    checked = state.setdefault("checked_photo", {})
+    """Why the photo cannot be analyzed (None: it can); see checked_photo."""
+    return checked_photo(picture)[0]
+
+
+def checked_photo(picture: tuple[bytes, str]) -> tuple[str | None, Image.Image | None]:
+    """Why the photo cannot be analyzed (None: it can) and, when it can, its preview, decoded and refused (one log
+    line) once per photo and session, however often the page reruns."""
+    checked = state.setdefault("photo_checked", {})
     found = digest(picture[0])
     if found not in checked:
         checked.clear()
-        checked[found] = photo_problem(picture[0], errors.shown(picture[1]))
-        if checked[found]:
-            refuse(checked[found], "a photo Streamlit could not read")
+        checked[found] = decoded(picture)
+        if checked[found][0]:
+            refuse(checked[found][0], "a photo Streamlit could not read")
     return checked[found]
+
+
+def decoded(picture: tuple[bytes, str]) -> tuple[str | None, Image.Image | None]:
+    """The photo's problem, or its preview as the engine decodes it for analysis (16-bit, 32-bit and float images
+    made 8-bit RGB: st.image cannot encode those modes), PREVIEW_WIDTH pixels wide at most."""
+    try:
+        preview = service().picture(picture[0])  # within the server's pixel budget, as the analysis decodes it
+    except (errors.EngineError, ValueError, OSError):
+        return not_an_image(errors.shown(picture[1])), None
+    preview.thumbnail((PREVIEW_WIDTH, preview.height))
+    return None, preview
 
 
 def progress_bar(stop: str | None = None, asked_by: tuple[str, ...] = ()):

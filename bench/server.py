@@ -13,7 +13,7 @@ import time
 import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, Mapping
 
 ROOT = Path(__file__).resolve().parent.parent
 START_SECONDS = 300  # a loaded 2-core machine has taken over 90 s to start the app
@@ -41,10 +41,13 @@ def tree_mb(pid: int) -> float:
 
 
 @contextmanager
-def gradio_server(port: int) -> Iterator[subprocess.Popen]:
+def gradio_server(
+    port: int, settings: Mapping[str, str | None] = {}, log: Path | None = None
+) -> Iterator[subprocess.Popen]:
     """`python -m app.gradio_app` offline on loopback `port` (checked free: never measure someone else's server),
     answering; stopped on leaving, a killed benchmark included. All the simulated visitors share one address:
-    its limit is raised to 64."""
+    its limit is raised to 64. `settings` override its environment (None: unset, the app's default); `log`: a file
+    for its output (default: none kept)."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", port))  # OSError when another server has it
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
@@ -56,8 +59,10 @@ def gradio_server(port: int) -> Iterator[subprocess.Popen]:
             "HF_HUB_CACHE": hub,
             "VIT_EXPLORER_MAX_PER_ADDRESS": "64",
         }
+        env = {key: value for key, value in {**env, **settings}.items() if value is not None}
         command = [sys.executable, "-m", "app.gradio_app", "--port", str(port)]
-        process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        output = open(log, "ab") if log else subprocess.DEVNULL
+        process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=output, stderr=subprocess.STDOUT)
         try:
             wait_until_up(process, f"http://127.0.0.1:{port}")
             yield process
@@ -68,6 +73,8 @@ def gradio_server(port: int) -> Iterator[subprocess.Popen]:
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+            if log:
+                output.close()
 
 
 def wait_until_up(process: subprocess.Popen, url: str) -> None:

@@ -12,7 +12,7 @@ from .errors import (
     UnknownModelError,
     WeightsUnavailableError,
 )
-from .images import load_image
+from .images import PixelBudget, load_image
 from .registry import LoadedModel, ModelSpec, create_model, get_spec, list_models, register_model
 from .timm_blocks import supported_families
 
@@ -34,6 +34,7 @@ __all__ = [
     "get_spec",
     "list_models",
     "load_image",
+    "PixelBudget",
     "register_model",
     "supported_families",
 ]

@@ -6,8 +6,9 @@
 A map's memory beyond the weights is its internal batch times what one image costs: for the gradient methods
 (Saliency, SmoothGrad, Integrated Gradients, Grad-CAM, Gradient x attention) the activations autograd keeps for
 the backward pass, for Occlusion (no gradients) the peak of a forward pass alone, plus a fixed allowance for the
-libraries' scratch space. What one image keeps is counted on one real forward pass of one black image, each
-saved activation dropped as soon as it is counted.
+libraries' scratch space. What one image keeps is counted on a forward pass of one black image through fake tensors
+(shapes only: nothing is allocated or computed), so a model too large for the budget is refused before it runs.
+The plain analysis is estimated the same way (`check_plain`).
 """
 
 from __future__ import annotations
@@ -19,15 +20,19 @@ import time
 from dataclasses import dataclass
 
 import torch
+from torch._subclasses.fake_tensor import FakeTensorMode
+from torch.func import functional_call
 from torch.multiprocessing.reductions import StorageWeakRef
 
 from .analyses.attributions import Estimate, GradientAttention, Occlusion, estimate, model_input_size
+from .analyses.base import explicit_attention, fused_attention
 from .errors import EngineError
 from .registry import LoadedModel
 
 MB = 2**20
 SCRATCH = 160 * MB  # captum's copies, oneDNN scratch and allocator slack: 100-140 MB measured on ViT-Ti and ResNet-18
 FORWARD_LIVE = 4  # a forward pass without gradients holds at most a few of its largest activations at once
+READING_LIVE = 9  # ... its attention read: scores, bias, softmax (beit_large_patch16_512: 766 MB, estimate 836)
 
 
 class TooLarge(EngineError):
@@ -45,11 +50,96 @@ class Footprint:
     weight_bytes: int
     side: int
     seconds: float = 0.0  # one image's forward pass, as timed here when it was traced
+    reading: int = 0  # a forward pass with its attention read (explicit softmax, kept rollout rows): the analysis
 
 
-def footprint(model: LoadedModel) -> Footprint:
-    """`model`'s memory per image, from one forward pass of one black image whose saved activations are counted
-    and dropped at once (so it costs a forward pass's time and memory, not a backward's)."""
+def footprint(model: LoadedModel, timed: bool = True) -> Footprint:
+    """`model`'s memory per image: the activations one black image's forward pass saves for a backward pass, counted
+    on fake tensors (torch's FakeTensorMode: shapes only, no memory and no arithmetic; a real pass, each saved
+    activation dropped at once, where a model cannot be traced so); `timed`: then one real forward pass of one image
+    timed, for the time estimates."""
+    side = model_input_size(model)
+    try:
+        saved, largest, _ = _traced(model, side)
+        reading = _reading(model, side) if model.spec.attention is not None else 0
+    except Exception:  # an operation fake tensors cannot run: measured for real
+        saved, largest = _measured(model, side)
+        reading = saved  # over: every activation, as if kept
+    return Footprint(
+        saved=saved,
+        forward=FORWARD_LIVE * largest,
+        parameters=sum(p.numel() for p in model.module.parameters()),
+        weight_bytes=sum(t.numel() * t.element_size() for t in [*model.module.parameters(), *model.module.buffers()]),
+        side=side,
+        seconds=forward_seconds(model) if timed else 0.0,
+        reading=reading,
+    )
+
+
+def forward_seconds(model: LoadedModel) -> float:
+    """Seconds of one real forward pass of one black image here, for the time estimates."""
+    side = model_input_size(model)
+    x = torch.zeros(1, 3, side, side, device=model.device)
+    started = time.perf_counter()
+    with torch.inference_mode():
+        model.module(x)
+    return time.perf_counter() - started
+
+
+def _reading(model: LoadedModel, side: int) -> int:
+    """Bytes of a forward pass that reads the attention, as the analysis does: the explicit softmax's largest
+    activations, and one (tokens x tokens) head-mean row per attention layer kept for the rollout."""
+    layers = [module for module in model.module.modules() if hasattr(module, "fused_attn")]
+    for attn in layers:
+        explicit_attention(attn)
+    try:
+        _, largest, shape = _traced(model, side)
+    finally:
+        for attn in layers:
+            fused_attention(attn)
+    tokens = shape[-1] if len(shape) >= 2 and shape[-1] == shape[-2] else 0
+    return READING_LIVE * largest + len(layers) * tokens * tokens * 4
+
+
+class _Saved:
+    """saved_tensors_hooks' pack, counting each storage saved once, weights and buffers not (never unpacked: no
+    backward pass follows)."""
+
+    def __init__(self, own: set[int]) -> None:
+        self.own, self.sizes, self.kept = own, {}, []
+        self.largest: tuple[int, tuple[int, ...]] = (0, ())
+
+    def pack(self, tensor: torch.Tensor) -> None:
+        storage = tensor.untyped_storage()
+        key = storage._cdata
+        if key not in self.own and key not in self.sizes:
+            self.sizes[key] = storage.nbytes()
+            self.kept.append(storage)  # held, so that its address is not reused by another
+            if storage.nbytes() > self.largest[0]:
+                self.largest = (storage.nbytes(), tuple(tensor.shape))
+        return None
+
+    def totals(self) -> tuple[int, int, tuple[int, ...]]:
+        """Bytes saved in all, the largest activation and its shape."""
+        return sum(self.sizes.values()), *self.largest
+
+
+def _traced(model: LoadedModel, side: int) -> tuple[int, int, tuple[int, ...]]:
+    """The saved bytes, largest activation and its shape of one image's forward pass, on fake copies of the model's
+    weights."""
+    mode = FakeTensorMode()
+    state = {**dict(model.module.named_parameters()), **dict(model.module.named_buffers())}
+    fakes = {name: mode.from_tensor(tensor) for name, tensor in state.items()}
+    saved = _Saved({fake.untyped_storage()._cdata for fake in fakes.values()})
+    with mode:
+        x = torch.zeros(1, 3, side, side, device=model.device, requires_grad=True)
+        with torch.enable_grad(), torch.autograd.graph.saved_tensors_hooks(saved.pack, lambda packed: packed):
+            functional_call(model.module, fakes, (x,))
+    return saved.totals()
+
+
+def _measured(model: LoadedModel, side: int) -> tuple[int, int]:
+    """As `_traced`, on a real forward pass whose saved activations are dropped as soon as they are counted."""
     own = {t.untyped_storage().data_ptr() for t in [*model.module.parameters(), *model.module.buffers()]}
     alive: dict[int, StorageWeakRef] = {}
     sizes: list[int] = []
@@ -61,22 +151,30 @@ def footprint(model: LoadedModel) -> Footprint:
             return None
         alive[key] = StorageWeakRef(storage)
         sizes.append(storage.nbytes())
-        return None  # never unpacked: no backward pass follows
+        return None
 
-    side = model_input_size(model)
     x = torch.zeros(1, 3, side, side, device=model.device, requires_grad=True)
-    started = time.perf_counter()
     with torch.enable_grad(), torch.autograd.graph.saved_tensors_hooks(pack, lambda packed: packed):
         model.module(x)
-    seconds = time.perf_counter() - started
-    return Footprint(
-        saved=sum(sizes),
-        forward=FORWARD_LIVE * max(sizes, default=0),
-        parameters=sum(p.numel() for p in model.module.parameters()),
-        weight_bytes=sum(t.numel() * t.element_size() for t in [*model.module.parameters(), *model.module.buffers()]),
-        side=side,
-        seconds=seconds,
-    )
+    return sum(sizes), max(sizes, default=0)
+
+
+def plain_bytes(model: LoadedModel, need: Footprint) -> int:
+    """Bytes beyond the weights of the plain analysis (every block measured in one pass, the logit lens, and
+    Grad-CAM's backward pass for a model whose attention is not recorded)."""
+    return SCRATCH + (need.saved if model.spec.attention is None else need.reading)
+
+
+def check_plain(model: LoadedModel, need: Footprint, budget: int) -> None:
+    """TooLarge, saying what it needs, when the plain analysis of `model` is over `budget` bytes."""
+    needed = plain_bytes(model, need)
+    if needed > budget:
+        why = " (its Grad-CAM's backward pass)" if model.spec.attention is None else ""
+        raise TooLarge(
+            f"analyzing a {need.parameters / 1e6:.0f} M-parameter model at {need.side} px needs ~{amount(needed)}"
+            f"{why}; this server allows {amount(budget)} per request: try a smaller model (fewer parameters or a "
+            "smaller input)"
+        )
 
 
 def per_image(analysis: object, need: Footprint) -> int:

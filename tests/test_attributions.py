@@ -86,8 +86,9 @@ def test_saliency_is_the_largest_absolute_input_gradient(vit, image):
 def test_smoothgrad_averages_noisy_saliency_and_counts_its_passes(vit, image):
     passes = vit.forward_passes
     ticks = []
-    result = SmoothGrad(vit, samples=8, batch_size=4).attribute(image, 1, lambda done, total: ticks.append(total))
-    assert vit.forward_passes - passes == 2 and ticks == [2, 2]  # 8 noisy copies, 4 per pass
+    result = SmoothGrad(vit, samples=8, batch_size=4).attribute(image, 1, lambda *tick: ticks.append(tick))
+    assert vit.forward_passes - passes == 2  # 8 noisy copies, 4 per pass
+    assert ticks == [(0, 2), (1, 2), (2, 2)]  # before each pass (a batch boundary), and at the end
     assert result.map.shape == (32, 32) and np.isfinite(result.raw).all()
 
 

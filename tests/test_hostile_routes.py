@@ -129,16 +129,18 @@ def test_gradio_clients_cancel_stops_the_work(server: Server, sample_photo: Path
     assert logged(server, "cancelled by the client") > cancelled
 
 
-def held_model_thread(server: Server) -> Iterator[None]:
-    """Dataset curves of 500 images through ResNet-50 four times over REST (minutes), holding the model thread
-    from its first batch; hung up on leaving (and stopped at its next batch)."""
+@contextlib.contextmanager
+def held_by(server: Server, address: str) -> Iterator[None]:
+    """Dataset curves of 500 images through ResNet-50 four times over REST (minutes) from `address`, past its first
+    batch: that visitor's other jobs wait behind it (one visitor's jobs go in order; other visitors' take turns
+    with it). Hung up on leaving (and stopped at its next batch)."""
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
         for i in range(500):
             archive.writestr(f"{i}.png", png_bytes(i, (32, 32)))
     archive = upload(server.url, "many.zip", buffer.getvalue())
     stops, start = logged(server, ABANDONED), passes(server)
-    with rest_call(server, "dataset_curves", [archive, ["resnet50"] * 4, "", "random"], "127.0.0.9"):
+    with rest_call(server, "dataset_curves", [archive, ["resnet50"] * 4, "", "random"], address):
         wait_for(lambda: passes(server) > start, 300, "the first batch")
         yield
     wait_for(lambda: logged(server, ABANDONED) > stops, 120, "stopping the held work")
@@ -178,23 +180,30 @@ ROUTES = ["run/analyze", "api/analyze", "call/analyze", "call/v2/analyze", "queu
 
 
 class TestLimits:
-    """Requests wait behind a long job holding the model thread, so that none finishes while they are counted."""
-
-    @pytest.fixture(scope="class", autouse=True)
-    def held(self, server: Server) -> Iterator[None]:
-        yield from held_model_thread(server)
+    """Each visitor's requests wait behind a long job of their own, so that none finishes while they are counted."""
 
     @pytest.mark.parametrize("route", ROUTES)
     def test_every_route_meets_the_per_address_limit(self, server: Server, photo: dict, route: str):
-        address = f"127.0.1.{ROUTES.index(route) + 1}"  # a visitor of its own per route: those let in stay waiting
-        statuses = parallel(PER_ADDRESS + 3, lambda i: analyze_via(route, server, photo, address, f"{route}-{i}"))
+        address = f"127.0.1.{ROUTES.index(route) + 1}"  # a visitor of its own per route
+        statuses: list[int] = []
+        with held_by(server, address):  # its first request: the others wait behind it
+            sending = threading.Thread(
+                target=lambda: statuses.extend(
+                    parallel(PER_ADDRESS + 2, lambda i: analyze_via(route, server, photo, address, f"{route}-{i}"))
+                )
+            )
+            sending.start()
+            wait_for(lambda: logged(server, f"refused a request from {address}") >= 3, 60, "three refusals")
+            refused = post(server, "run/forward_passes", {"data": []}, address)  # every route counts toward one limit
+            assert refused.status_code == 429 and f"at most {PER_ADDRESS}" in refused.json()["error"]
+            assert post(server, "run/forward_passes", {"data": []}, "127.0.2.1").status_code == 200  # others served
+            sending.join(60)
         assert statuses.count(429) == 3 and all(s in (0, 200) for s in statuses if s != 429), statuses
-        refused = post(server, "run/forward_passes", {"data": []}, address)  # every route counts toward one limit
-        assert refused.status_code == 429 and f"at most {PER_ADDRESS}" in refused.json()["error"]
-        assert post(server, "run/forward_passes", {"data": []}, "127.0.2.1").status_code == 200  # others are served
 
     def test_a_session_meets_its_limit_on_the_rest_route(self, server: Server, photo: dict):
-        statuses = parallel(PER_SESSION + 2, lambda i: analyze_via("run/analyze", server, photo, "127.0.1.9", "one"))
+        address = "127.0.1.9"
+        with held_by(server, address):
+            statuses = parallel(PER_SESSION + 2, lambda i: analyze_via("run/analyze", server, photo, address, "one"))
         assert statuses.count(429) == 2 and statuses.count(0) == PER_SESSION, statuses
 
 

@@ -20,6 +20,7 @@ from gradio_client.exceptions import AppError
 import engine
 from app.service import Service
 from engine.analyses.attributions import IntegratedGradients
+from engine.budget import SCRATCH
 from tests.conftest import ROOT, gradio_server
 from tests.test_server_guard import header_only_png
 
@@ -117,6 +118,44 @@ def test_estimate_bounds_the_measured_peak(name: str, method: str, batch: int, s
     assert done.returncode == 0, done.stderr[-2000:]
     numbers = json.loads(done.stdout.strip().splitlines()[-1])
     assert numbers["measured"] <= numbers["estimate"] <= 3 * numbers["measured"], numbers
+
+
+PLAIN = """
+import json, re, sys
+from app.service import Service
+from engine.budget import footprint, plain_bytes
+service, name = Service(), sys.argv[1]
+loaded = service.load(name, service.weights_for(name, "random"))
+need = footprint(loaded)
+def status(key):
+    return int(re.search(key + r":\\s+(\\d+)", open("/proc/self/status").read()).group(1)) * 1024
+start = status("VmRSS")
+open("/proc/self/clear_refs", "w").write("5")  # the peak (VmHWM) starts again from here
+service.analyze(sys.argv[2], [name], "random")
+print(json.dumps({"measured": status("VmHWM") - start, "estimate": plain_bytes(loaded, need)}))
+"""
+
+
+@pytest.mark.parametrize("name", ["resnet18", "vit_tiny_patch16_224"])  # Grad-CAM's backward pass; attention
+def test_the_plain_analysis_estimate_bounds_its_measured_peak(name: str, sample_photo: Path) -> None:
+    """The plain analysis (every block, the logit lens, Grad-CAM where attention is not recorded) against the
+    process's own peak in a fresh process: never over its estimate, which the budget is checked against."""
+    done = subprocess.run(
+        [sys.executable, "-c", PLAIN, name, str(sample_photo)], cwd=ROOT, capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    numbers = json.loads(done.stdout.strip().splitlines()[-1])
+    assert numbers["measured"] <= numbers["estimate"] <= 3 * numbers["measured"] + SCRATCH, numbers
+
+
+def test_a_plain_analysis_over_the_budget_is_refused_before_it_runs(sample_photo: Path, monkeypatch) -> None:
+    monkeypatch.setenv("VIT_EXPLORER_REQUEST_MB", "170")  # resnet18's Grad-CAM needs ~181 MB, ViT-Ti's pass ~162
+    service = Service()
+    passes = service.forward_passes
+    with pytest.raises(ValueError, match=r"resnet18: analyzing a 12 M-parameter model at 224 px needs ~181 MB \(its"):
+        service.analyze(sample_photo, ["resnet18"], "random")
+    assert service.forward_passes == passes  # nothing ran
+    assert service.analyze(sample_photo, ["vit_tiny_patch16_224"], "random")[0].result.blocks
 
 
 def test_messages_name_no_server_path_and_cut_user_strings(client: Client, sample_photo: Path, tmp_path: Path) -> None:

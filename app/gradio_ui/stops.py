@@ -11,6 +11,8 @@ import gradio as gr
 KEPT_S = 3600  # a session silent this long is forgotten
 
 STOPS: dict[tuple[str, int], float] = {}  # (session hash, column): when its Stop was last pressed (monotonic)
+ASKED: dict[tuple[str, int], float] = {}  # ... when a new map asked for last stopped the one before
+SAME_CLICK_S = 1.0  # a new map's own stop of the one before may reach the server after the new map has started
 
 
 def forget_old(times: dict, now: float) -> None:
@@ -19,17 +21,24 @@ def forget_old(times: dict, now: float) -> None:
         del times[key]
 
 
-def ask_stop(request: gr.Request, slot: int) -> None:
-    """Stop the map work of the session's column `slot` at its next progress report (its Stop's handler)."""
+def ask_stop(request: gr.Request, slot: int, anew: bool = False) -> None:
+    """Stop the map work of the session's column `slot` at its next progress report: its Stop's handler, or
+    (`anew`) the handler run as a new map is asked for, which stops the map before it."""
     now = time.monotonic()
-    forget_old(STOPS, now)
-    STOPS[request.session_hash, slot] = now
+    stops = ASKED if anew else STOPS
+    forget_old(stops, now)
+    stops[request.session_hash, slot] = now
 
 
 def stopped_since(request: gr.Request | None, started: float, slot: int | None) -> bool:
-    """Whether the Stop of the session's column `slot` was pressed after `started` (time.monotonic); work for
-    no column (an analysis, a dataset) is stopped only by its client going away."""
-    return request is not None and slot is not None and STOPS.get((request.session_hash, slot), -1.0) >= started
+    """Whether the Stop of the session's column `slot` was pressed after `started` (time.monotonic), or a new map
+    was asked for over SAME_CLICK_S after it: the browser sends a new map's request and its stop of the one before
+    at once, and under load the request can start first (it must not stop itself). Work for no column (an
+    analysis, a dataset) is stopped only by its client going away."""
+    if request is None or slot is None:
+        return False
+    key = (request.session_hash, slot)
+    return STOPS.get(key, -1.0) >= started or ASKED.get(key, -1.0) >= started + SAME_CLICK_S
 
 
 class MapRequests:

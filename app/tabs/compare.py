@@ -20,9 +20,8 @@ from app.tabs import Download, problem, problems
 from app.views import evidence, figures
 from app.views import texts as text
 from app.views.attention import ATTENTION, LENS, MEAN, ViewOptions, attention_layers, head_choices, lens_units, render
-from engine import load_image
 from engine.analyses.attributions import METHODS
-from engine.errors import EngineError, shown
+from engine.errors import shown
 from engine.results import ModelResult
 
 LOOKS_KEPT_S = 3600  # a run's latest restyle is kept this long (a map computed meanwhile is drawn in it)
@@ -32,15 +31,6 @@ DEFAULT_FIGURE = "fig9-variance"  # the figure an export offers first, in every 
 def not_an_image(name: str) -> str:
     """The one line naming a file that is not a readable image, in every front end."""
     return f"{name}: not an image, or a format that cannot be read"
-
-
-def photo_problem(data: bytes, name: str) -> str | None:
-    """Why the photo `data` (named `name`) cannot be analyzed, or None when it can."""
-    try:
-        load_image(data)
-    except (EngineError, ValueError, OSError):
-        return not_an_image(name)
-    return None
 
 
 def column_key(kind: str, slot: int, run: ModelRun, analysis: int) -> str:
@@ -227,7 +217,7 @@ class CompareTab:
         if not options.computed(run):
             method, target, steps = options.key(run)
             with problems():
-                self.service.attribution(run, method, target, steps, report)
+                self.service.attribution(run, method, target, steps, report=report)
         when, latest = self.looks.get(id(run), (0.0, look))
         look = latest if when > started else look  # the colours or opacity changed while it was computed
         return render(run, options, look.colormap, look.opacity)

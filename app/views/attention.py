@@ -182,9 +182,9 @@ def completeness(found: AttributionMap) -> str:
 
 def enlargement(run: ModelRun) -> float:
     """How many times the photo's shorter side was enlarged to the model's input (1: not enlarged)."""
-    if run.picture is None:
+    if run.photo_size is None:
         return 1.0
-    return max(run.image.shape[0] / max(min(run.picture.size), 1), 1.0)
+    return max(run.image.shape[0] / max(min(run.photo_size), 1), 1.0)
 
 
 def size_note(run: ModelRun) -> str:
@@ -193,7 +193,7 @@ def size_note(run: ModelRun) -> str:
     scale = enlargement(run)
     if scale < ENLARGED_NOTE:
         return ""
-    width, height = run.picture.size
+    width, height = run.photo_size
     return (
         f"Your photo is only {width}×{height} px: enlarged {scale:.0f}× to the model's {run.image.shape[0]} px "
         "input, it shows the model blurred blocks, not detail"

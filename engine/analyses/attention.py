@@ -20,6 +20,7 @@ from torch import nn
 
 from ..blocks import BlockSpec
 from ..results import AttentionLayer, AttentionResult
+from .base import explicit_attention, fused_attention, owned
 
 
 @lru_cache(maxsize=64)
@@ -65,7 +66,7 @@ class AttentionRecorder:
         self.input_size = input_size
         self.layers: list[_Layer] = []
         self._handles: list[torch.utils.hooks.RemovableHandle] = []
-        self._fused: list[tuple[nn.Module, bool]] = []  # attention modules switched to their explicit path
+        self._fused: list[nn.Module] = []  # attention modules switched to their explicit path
         self._mixed: list[torch.Tensor] = []  # this batch's head-averaged attention per layer
         self._rollouts: list[torch.Tensor] = []
         self._units = [(i, s) for i, s in enumerate(specs) if s.kind == "msa"]
@@ -89,8 +90,8 @@ class AttentionRecorder:
         for handle in self._handles:
             handle.remove()
         self._handles.clear()
-        for attn, fused in self._fused:
-            attn.fused_attn = fused
+        for attn in self._fused:
+            fused_attention(attn)
         self._fused.clear()
 
     def start_batch(self) -> None:
@@ -112,20 +113,20 @@ class AttentionRecorder:
         self._unfuse(attn)
         self._handles.append(
             attn.attn_drop.register_forward_hook(
-                lambda module, args, probs: self._record_global(probs.float(), layer, prefix)
+                owned(lambda module, args, probs: self._record_global(probs.float(), layer, prefix))
             )
         )
 
     def _unfuse(self, attn: nn.Module) -> None:
         """Run `attn` on timm's explicit path (q k^T, softmax, attn_drop), where its softmax can be read,
         instead of the fused kernel that never forms it; `detach` restores the fused one."""
-        self._fused.append((attn, attn.fused_attn))
-        attn.fused_attn = False
+        explicit_attention(attn)
+        self._fused.append(attn)
 
     def _record_global(self, probs: torch.Tensor, layer: _Layer, prefix: int) -> None:
         b, heads, n, _ = probs.shape
         side = math.isqrt(n - prefix)
-        layer.maps.append(probs[:, :, 0, prefix:].reshape(b, heads, side, side))
+        layer.maps.append(probs[:, :, 0, prefix:].reshape(b, heads, side, side).clone())  # not a view: frees probs
         layer.distances.append(
             probs.flatten(-2) @ distance_weights(side, side, prefix, self.input_size / side, probs.device)
         )
@@ -145,7 +146,10 @@ class AttentionRecorder:
         def on_probs(module: nn.Module, args: tuple, probs: torch.Tensor) -> None:
             self._record_window(probs.float(), layer, block, captured["hw"])
 
-        self._handles += [block.register_forward_pre_hook(keep_shape), probs_at.register_forward_hook(on_probs)]
+        self._handles += [
+            block.register_forward_pre_hook(owned(keep_shape)),
+            probs_at.register_forward_hook(owned(on_probs)),
+        ]
 
     def _record_window(self, probs: torch.Tensor, layer: _Layer, block: nn.Module, hw: tuple[int, int]) -> None:
         h, w = hw

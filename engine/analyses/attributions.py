@@ -40,7 +40,7 @@ from PIL import Image
 from ..errors import EngineError
 from ..registry import LoadedModel
 from ..results import AttributionMap
-from .base import Images, Labels, ModelAnalysis, Progress
+from .base import Images, Labels, ModelAnalysis, Progress, explicit_attention, fused_attention, owned
 from .gradcam import GradCam
 
 
@@ -207,10 +207,10 @@ class InputAttribution(ModelAnalysis):
 
         def forward(batch: torch.Tensor) -> torch.Tensor:
             nonlocal done
+            if progress:  # before the pass, at a batch boundary: the previous batch's graph is gone
+                progress(min(done, total), total)
             out = self.forward(batch).float()
             done += 1
-            if progress:
-                progress(min(done, total), total)
             return out
 
         if labels is None:
@@ -225,6 +225,8 @@ class InputAttribution(ModelAnalysis):
         with torch.enable_grad():
             attributions, delta = self._attribute(x, target, forward)
         learn_seconds(self.model, self.cost(), time.perf_counter() - start)
+        if progress:
+            progress(total, total)
         raw = self._reduce(attributions.detach()[0].float()).cpu()
         shown = self._shown(raw)
         peak = float(shown.max())
@@ -406,9 +408,9 @@ class GradientAttention(ModelAnalysis):
         handles, fused = [], []
         for spec in units:
             attn = spec.residual_parent.attn
-            fused.append((attn, attn.fused_attn))
-            attn.fused_attn = False  # timm's explicit path forms the softmax, at attn_drop
-            handles.append(attn.attn_drop.register_forward_hook(keep))
+            explicit_attention(attn)  # timm's explicit path forms the softmax, at attn_drop
+            fused.append(attn)
+            handles.append(attn.attn_drop.register_forward_hook(owned(keep)))
         start = time.perf_counter()
         try:
             with torch.enable_grad():
@@ -420,8 +422,8 @@ class GradientAttention(ModelAnalysis):
         finally:
             for handle in handles:
                 handle.remove()
-            for attn, was in fused:
-                attn.fused_attn = was
+            for attn in fused:
+                fused_attention(attn)
         learn_seconds(self.model, self.cost(), time.perf_counter() - start)
         n = probs[0].shape[-1]
         relevance = torch.eye(n)

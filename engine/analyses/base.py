@@ -14,6 +14,8 @@ long work; every forward pass through the model goes through `forward`, which co
 
 from __future__ import annotations
 
+import functools
+import threading
 from abc import ABC, abstractmethod
 from typing import Callable, Protocol, Sequence
 
@@ -27,6 +29,43 @@ from ..registry import LoadedModel
 Progress = Callable[[int, int], None]
 Images = Sequence[ImageInput] | torch.Tensor
 Labels = Sequence[int] | np.ndarray | torch.Tensor
+
+
+Hook = Callable[..., object]
+
+
+def owned(hook: Hook) -> Hook:
+    """`hook` acting only in forward passes made by the thread that registered it: a server's other jobs, which take
+    turns on the same cached models at batch boundaries, pass through it untouched."""
+    owner = threading.get_ident()
+
+    @functools.wraps(hook)
+    def run(*args, **kwargs):
+        return hook(*args, **kwargs) if threading.get_ident() == owner else None
+
+    return run
+
+
+_EXPLICIT = threading.Lock()
+
+
+def explicit_attention(attn: torch.nn.Module) -> None:
+    """Run timm attention module `attn` on its explicit path (q k^T, softmax, attn_drop), where the softmax can be
+    read, until as many `fused_attention` calls; counted, so that one job ending does not switch it back under
+    another that still reads it."""
+    with _EXPLICIT:
+        if not getattr(attn, "_explicit_users", 0):
+            attn._was_fused = attn.fused_attn
+        attn._explicit_users = getattr(attn, "_explicit_users", 0) + 1
+        attn.fused_attn = False
+
+
+def fused_attention(attn: torch.nn.Module) -> None:
+    """Undo one `explicit_attention`; the last one restores the module's own path."""
+    with _EXPLICIT:
+        attn._explicit_users -= 1
+        if not attn._explicit_users:
+            attn.fused_attn = attn._was_fused
 
 
 class Result(Protocol):

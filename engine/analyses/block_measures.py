@@ -20,7 +20,7 @@ from ..registry import LoadedModel, create_model
 from ..results import Analysis, BlockResult, ModelResult, Prediction
 from ..weights_choice import Weights
 from .attention import AttentionRecorder
-from .base import Images, Labels, ModelAnalysis, Progress
+from .base import Images, Labels, ModelAnalysis, Progress, owned
 
 
 def watch_latents(specs: list[BlockSpec], on_latent: Callable[[int, torch.Tensor], None]) -> list[RemovableHandle]:
@@ -29,7 +29,9 @@ def watch_latents(specs: list[BlockSpec], on_latent: Callable[[int, torch.Tensor
     handles = []
     for index, spec in enumerate(specs):
         if spec.residual_parent is None:
-            handles.append(spec.module.register_forward_hook(lambda m, args, out, index=index: on_latent(index, out)))
+            handles.append(
+                spec.module.register_forward_hook(owned(lambda m, args, out, index=index: on_latent(index, out)))
+            )
         else:
             inputs: dict[str, torch.Tensor] = {}
 
@@ -39,8 +41,8 @@ def watch_latents(specs: list[BlockSpec], on_latent: Callable[[int, torch.Tensor
             def on_branch(module: nn.Module, args: tuple, out: torch.Tensor, index=index, inputs=inputs) -> None:
                 on_latent(index, inputs.pop("x") + out)
 
-            handles.append(spec.residual_parent.register_forward_pre_hook(keep_input))
-            handles.append(spec.module.register_forward_hook(on_branch))
+            handles.append(spec.residual_parent.register_forward_pre_hook(owned(keep_input)))
+            handles.append(spec.module.register_forward_hook(owned(on_branch)))
     return handles
 
 

@@ -15,7 +15,7 @@ from torch import nn
 
 from ..errors import EngineError
 from ..registry import LoadedModel
-from .base import Images, Labels, ModelAnalysis, Progress
+from .base import Images, Labels, ModelAnalysis, Progress, owned
 
 
 def _zero_branch(module: nn.Module, args: tuple, output: torch.Tensor) -> torch.Tensor:
@@ -41,7 +41,7 @@ class Lesion:
         self._handles: list[torch.utils.hooks.RemovableHandle] = []
 
     def apply(self) -> "Lesion":
-        self._handles = [b.register_forward_hook(_zero_branch, prepend=True) for b in self._branches]
+        self._handles = [b.register_forward_hook(owned(_zero_branch), prepend=True) for b in self._branches]
         return self
 
     def remove(self) -> None:

@@ -1,0 +1,159 @@
+"""Who a visitor is and what their uploads may take, over loopback against a real server: visitors behind a trusted
+proxy counted one by one, X-Forwarded-For from anyone else ignored, uploads within a visitor's bytes a minute and
+the folder's cap, a closed page's uploads deleted with it, and what a session keeps."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import threading
+import time
+from pathlib import Path
+from typing import Iterator
+
+import httpx
+import numpy as np
+import pytest
+from PIL import Image
+
+from app.guard import Proxies, SessionFiles, Uploads, networks
+from app.service import Service
+from app.tabs.compare import CompareTab, Look
+from tests.conftest import Server, gradio_server
+from tests.test_server_guard import fn_indices, png_bytes
+
+PER_MINUTE_MB, FOLDER_MB = 2, 6
+PHOTO = png_bytes(7, (500, 500))  # about 0.7 MB: two fit a visitor's minute, a third does not
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("uploads")
+
+
+@pytest.fixture(scope="module")
+def server(output_dir: Path, folder: Path) -> Iterator[Server]:
+    """The app behind a trusted proxy at 127.0.0.1, with small upload bounds and an upload folder of its own."""
+    settings = {
+        "VIT_EXPLORER_TRUSTED_PROXIES": "127.0.0.1",
+        "VIT_EXPLORER_UPLOAD_MB_PER_MINUTE": str(PER_MINUTE_MB),
+        "VIT_EXPLORER_UPLOAD_FOLDER_MB": str(FOLDER_MB),
+        "GRADIO_TEMP_DIR": str(folder),
+    }
+    with gradio_server(output_dir / "visitors-server.log", settings) as started:
+        yield started
+
+
+def send(server: Server, data: bytes, peer: str, forwarded: str | None = None) -> httpx.Response:
+    """An upload from loopback address `peer`, with an X-Forwarded-For header when given."""
+    headers = {"x-forwarded-for": forwarded} if forwarded else {}
+    with httpx.Client(transport=httpx.HTTPTransport(local_address=peer), timeout=60) as client:
+        return client.post(f"{server.url}/gradio_api/upload", files={"files": ("p.png", data)}, headers=headers)
+
+
+def folder_bytes(folder: Path) -> int:
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+
+
+def test_the_visitor_is_the_first_untrusted_address_from_the_right():
+    proxies = Proxies(networks("127.0.0.1, 10.0.0.0/8"))
+    assert proxies.visitor("127.0.0.1", "203.0.113.5") == "203.0.113.5"
+    assert proxies.visitor("127.0.0.1", "1.2.3.4, 203.0.113.5, 10.1.2.3") == "203.0.113.5"  # a spoofed left part
+    assert proxies.visitor("198.51.100.7", "203.0.113.5") == "198.51.100.7"  # not a trusted proxy: ignored
+    assert proxies.visitor("127.0.0.1", None) == "127.0.0.1"
+    assert proxies.visitor("127.0.0.1", "10.0.0.1, 10.0.0.2") == "10.0.0.1"  # every hop trusted: the farthest
+    assert Proxies(()).visitor("127.0.0.1", "203.0.113.5") == "127.0.0.1"  # none set: nobody is believed
+    with pytest.raises(ValueError, match="not an address"):
+        networks("127.0.0.1, proxy.example")
+
+
+def test_thirteen_visitors_behind_the_trusted_proxy_are_each_counted_alone(server: Server):
+    answers = [send(server, PHOTO, "127.0.0.1", f"198.51.100.{i}") for i in range(13) for _ in range(2)]
+    assert [a.status_code for a in answers] == [200] * 26, [a.text for a in answers if a.status_code != 200]
+    third = send(server, PHOTO, "127.0.0.1", "198.51.100.0")  # the first visitor's third photo in the minute
+    assert third.status_code == 429 and f"at most {PER_MINUTE_MB} MB a minute" in third.json()["error"]
+
+
+def test_a_forwarded_address_from_an_untrusted_peer_is_ignored(server: Server):
+    statuses = [send(server, PHOTO, "127.0.0.3", f"203.0.113.{i}").status_code for i in range(3)]
+    assert statuses == [200, 200, 429]  # one visitor, whatever the header says
+
+
+def test_uploads_past_a_visitors_minute_are_refused_before_anything_is_written(server: Server, folder: Path):
+    before = folder_bytes(folder)
+    big = png_bytes(8, (900, 900))  # about 2.3 MB: over the minute's 2 MB alone
+    answer = send(server, big, "127.0.0.4")
+    assert answer.status_code == 429 and "try again in a minute" in answer.json()["error"]
+    assert folder_bytes(folder) == before
+
+
+def test_the_upload_folder_stays_under_its_cap(server: Server, folder: Path):
+    photos = [png_bytes(100 + i, (500, 500)) for i in range(12)]  # each its own file (Gradio names them by hash)
+    statuses = [send(server, photo, f"127.0.3.{i}").status_code for i, photo in enumerate(photos)]  # 8.6 MB in all
+    assert 507 in statuses and folder_bytes(folder) <= FOLDER_MB * 2**20, statuses
+    refused = send(server, png_bytes(99, (500, 500)), "127.0.3.99")
+    assert refused.status_code == 507 and "too many uploads" in refused.json()["error"]
+
+
+def test_a_closed_pages_uploads_are_deleted_with_it(output_dir: Path, tmp_path: Path, sample_photo: Path):
+    with gradio_server(output_dir / "visitors-close.log", {"GRADIO_TEMP_DIR": str(tmp_path)}) as server:
+        session = "closing-page"
+        path = httpx.post(f"{server.url}/gradio_api/upload", files={"files": ("cat.jpg", sample_photo.read_bytes())})
+        photo = {"path": path.json()[0], "meta": {"_type": "gradio.FileData"}, "orig_name": "cat.jpg"}
+        assert Path(photo["path"]).is_file()
+        closed = threading.Event()
+
+        def heartbeat() -> None:  # the page's open connection: closing it is closing the page
+            with httpx.stream("GET", f"{server.url}/gradio_api/heartbeat/{session}", timeout=60) as stream:
+                for _ in stream.iter_lines():
+                    if closed.is_set():
+                        return
+
+        beating = threading.Thread(target=heartbeat, daemon=True)
+        beating.start()
+        body = {
+            "data": [photo, ["vit_cifar"], "random", "", None],
+            "fn_index": fn_indices(server.url)["analyze"],
+            "session_hash": session,
+            "event_data": None,
+            "trigger_id": None,
+        }
+        assert httpx.post(f"{server.url}/gradio_api/queue/join", json=body, timeout=30).status_code == 200
+        closed.set()
+        beating.join(60)
+        deadline = time.monotonic() + 120
+        while Path(photo["path"]).exists():
+            assert time.monotonic() < deadline, "the closed page's upload was kept"
+            time.sleep(0.5)
+        assert "a page closed: 1 upload deleted" in server.log.read_text()
+
+
+def test_a_session_that_analyzed_a_phone_photo_keeps_under_5_mb(tmp_path: Path):
+    """What a page keeps (its runs) after a 12-megapixel photo on two models: their inputs and measurements, not
+    the photo (36 MB decoded)."""
+    rng = np.random.default_rng(0)
+    small = rng.integers(0, 256, (300, 400, 3), dtype=np.uint8)
+    phone = Image.fromarray(small).resize((4000, 3000), Image.BICUBIC)  # 12 MP, compressing like a photo
+    phone.save(tmp_path / "phone.jpg", quality=90)
+    service = Service(uploads=Uploads((tmp_path,)))
+    page = CompareTab(service).analyze(
+        str(tmp_path / "phone.jpg"), ["resnet50", "vit_small_patch16_224"], None, "random", Look()
+    )
+    kept = len(pickle.dumps(page.runs))
+    assert kept < 5 * 2**20, f"{kept / 2**20:.1f} MB"
+    assert all(run.photo_size == (2000, 1500) for run in page.runs)  # decoded at half size: still over 1,024 px
+
+
+def test_a_shared_upload_outlives_one_of_its_sessions(tmp_path: Path):
+    """Uploads are stored by content: a photo two pages use, or uploaded again since, stays when one page closes."""
+    files = SessionFiles(Uploads((tmp_path,)))
+    shared, own, again = (tmp_path / name / "p.png" for name in ("shared", "own", "again"))
+    for path in (shared, own, again):
+        path.parent.mkdir()
+        path.write_bytes(b"x")
+    files.note("page a", [str(shared), str(own), str(again)])
+    files.note("address 127.0.0.9", [str(shared)])  # a REST client (no session) named it too
+    later = time.time() + 5
+    os.utime(again, (later, later))  # uploaded again (by another page) after page a named it
+    assert files.forget("page a") == 1
+    assert shared.exists() and again.exists() and not own.exists() and not own.parent.exists()

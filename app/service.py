@@ -77,7 +77,8 @@ SAMPLES = sorted((Path(__file__).resolve().parent.parent / "assets" / "samples")
 
 IG_DEFAULT_STEPS = inspect.signature(IntegratedGradients).parameters["steps"].default  # the engine's default
 PER_VISITOR = Fairness().per_address  # jobs one visitor may have waiting or running
-TURN_S = 2.0  # a map's internal batch takes about this long, so that other visitors wait about this for a turn
+TURN_S = 3.0  # a map's internal batch takes about this long, so that other visitors wait about this for a turn
+MIN_TURN_BATCH = 4  # ... but holds this many images at least (one at a time runs several times slower per image)
 MODEL_THREADS = 64  # jobs waiting for their turn or computing at once (Gradio's queue holds 64)
 MAX_IG_STEPS = 256  # Integrated Gradients' path points at most (the page's slider ends at 128)
 log = logging.getLogger("vit_explorer")
@@ -425,7 +426,8 @@ class Service:
             except TooLarge as exc:
                 raise refuse(str(exc), "map over the memory budget") from None
             images = max(expected.cost.forward + expected.cost.backward, 1)  # a batch is one turn: about TURN_S
-            analysis.batch_size = min(analysis.batch_size, max(1, int(TURN_S * images / max(expected.seconds, 1e-6))))
+            turn = max(MIN_TURN_BATCH, int(TURN_S * images / max(expected.seconds, 1e-6)))
+            analysis.batch_size = min(analysis.batch_size, turn)
             log.info(
                 "%s on %s: internal batch %d of %d, ~%s within %s",
                 method,

@@ -18,6 +18,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
+from engine.analyses.attributions import about
+
 Report = Callable[[float, str], None]
 TELL_EVERY_S = 2.0  # a waiting job's place is told again at least this often
 DEFAULT_TURN_S = 2.0  # a turn's expected length before any has been measured
@@ -71,7 +73,7 @@ class Turns:
             with self._room:
                 self._hand_over()
 
-    def pause(self, report: Report | None = None) -> None:
+    def pause(self) -> None:
         """At a batch boundary: when another visitor's job waits, let the next job have the turn and wait for ours
         again; otherwise go on at once."""
         with self._room:
@@ -81,14 +83,7 @@ class Turns:
             if not any(waiting.visitor != ticket.visitor for waiting in self._waiting):
                 return
             self._hand_over()
-        self._wait(ticket, report)
-
-    def ahead(self, visitor: str) -> tuple[int, float]:
-        """For a new job of `visitor`: the jobs that would go first (the one computing included) and the expected
-        wait in seconds."""
-        with self._room:
-            ticket = Ticket(visitor, next(self._order))
-            return self._place(ticket, [*self._waiting, ticket])
+        self._wait(ticket, None)
 
     def _wait(self, ticket: Ticket, report: Report | None) -> None:
         told = 0.0
@@ -138,11 +133,4 @@ class Turns:
 
 def waiting_line(jobs: int, seconds: float) -> str:
     """'Waiting for the models: 2 jobs ahead of yours, about 20 s'."""
-    about = (
-        "under a second"
-        if seconds < 1
-        else f"about {seconds:.0f} s"
-        if seconds < 90
-        else f"about {seconds / 60:.0f} min"
-    )
-    return f"Waiting for the models: {jobs} job{'s' * (jobs != 1)} ahead of yours, {about}"
+    return f"Waiting for the models: {jobs} job{'s' * (jobs != 1)} ahead of yours, {about(seconds)}"

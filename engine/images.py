@@ -10,7 +10,7 @@ import io
 import threading
 import time
 import warnings
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Iterator
 
@@ -78,18 +78,13 @@ def _open(src: str | Path | bytes, budget: PixelBudget | None = None, shorter_si
     _check_size(image.size, name)
     if shorter_side and image.format == "JPEG":  # decoded at the smallest DCT scale keeping this shorter side
         image.draft("RGB", (shorter_side, shorter_side))
-    with budget.hold(image.width * image.height, name) if budget else _nothing():
+    with budget.hold(image.width * image.height, name) if budget else nullcontext():
         try:
             image.seek(0)  # first frame of an animation
             image.load()
         except (OSError, SyntaxError, ValueError) as exc:
             raise ImageError(f"{name}: the image data is truncated or corrupt ({exc})") from None
         return to_rgb(image)
-
-
-@contextmanager
-def _nothing() -> Iterator[None]:
-    yield
 
 
 def _check_size(size: tuple[int, int], name: str) -> None:

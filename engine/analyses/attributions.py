@@ -99,11 +99,16 @@ class Estimate:
     @property
     def text(self) -> str:
         """For the page: "under a second", "about 4 s", "about 2 min"."""
-        if self.seconds < 1:
-            return "under a second"
-        if self.seconds < 90:
-            return f"about {round(self.seconds)} s"
-        return f"about {round(self.seconds / 60)} min"
+        return about(self.seconds)
+
+
+def about(seconds: float) -> str:
+    """A duration for the page: "under a second", "about 4 s", "about 2 min"."""
+    if seconds < 1:
+        return "under a second"
+    if seconds < 90:
+        return f"about {round(seconds)} s"
+    return f"about {round(seconds / 60)} min"
 
 
 _SECONDS: weakref.WeakKeyDictionary[torch.nn.Module, PassSeconds] = weakref.WeakKeyDictionary()

@@ -493,6 +493,7 @@ def slow_map(front: Front, photo: Path) -> None:
     expect(front.column(0).get_by_text(re.compile(r"Occlusion: \d+/")).first).to_be_visible(timeout=REDRAW_MS)
     front.stop_map(0)
     expect(front.column(0).get_by_text(LABEL.map_stopped).first).to_be_visible(timeout=REDRAW_MS)
+    front.settle()  # Streamlit writes the message before it draws the previous map under it
     front.seen["after stop"] = (front.method(0), front.compute_offered(0), front.map_shown(0))
     assert front.seen["after stop"] == ("Occlusion", True, True)  # the previous map stays, and the page says so
     expect(front.column(0)).to_contain_text(text.MAP_STOPPED.split(":")[0])

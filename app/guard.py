@@ -143,7 +143,7 @@ def model_names(value: object, limit: int) -> list[str]:
     return names
 
 
-def _setting(name: str, default: float) -> float:
+def setting(name: str, default: float) -> float:
     return float(os.environ.get(name, default))
 
 
@@ -184,8 +184,8 @@ class Fairness:
     # the page's own events: 3 on opening (the banner, the tour, the AlterNet tab's photo), then a new photo's
     # AlterNet models, the Analyze, a map and its quick Stop handlers; at 3, an Analyze pressed soon after
     # opening the page or after a change of the steps was refused
-    per_session: int = int(_setting("VIT_EXPLORER_MAX_PER_SESSION", 8))
-    per_address: int = int(_setting("VIT_EXPLORER_MAX_PER_ADDRESS", 12))
+    per_session: int = int(setting("VIT_EXPLORER_MAX_PER_SESSION", 8))
+    per_address: int = int(setting("VIT_EXPLORER_MAX_PER_ADDRESS", 12))
 
 
 @dataclass(frozen=True)
@@ -193,8 +193,8 @@ class Bodies:
     """Bounds on request bodies while they arrive: each must be whole within `seconds`, and all those the guard
     holds at once take at most `budget` bytes (a new one past it is told to come back)."""
 
-    seconds: float = _setting("VIT_EXPLORER_BODY_SECONDS", 30)
-    budget: int = int(_setting("VIT_EXPLORER_BODY_BUDGET_MB", 200) * 2**20)
+    seconds: float = setting("VIT_EXPLORER_BODY_SECONDS", 30)
+    budget: int = int(setting("VIT_EXPLORER_BODY_BUDGET_MB", 200) * 2**20)
     largest: int = MAX_JSON_BYTES
     nesting: int = MAX_JSON_DEPTH
 
@@ -251,17 +251,18 @@ class Proxies:
 
 @dataclass(frozen=True)
 class UploadLimits:
-    """Bounds on uploads: bytes one visitor (address) may upload per minute, and the upload folder's size."""
+    """Bounds on uploads: bytes one visitor (address) may upload per minute, and the bytes of uploads the server
+    holds (Gradio's upload folder; the uploads Streamlit keeps in memory)."""
 
-    per_minute: int = int(_setting("VIT_EXPLORER_UPLOAD_MB_PER_MINUTE", 150) * 2**20)
-    folder: int = int(_setting("VIT_EXPLORER_UPLOAD_FOLDER_MB", 2000) * 2**20)
+    per_minute: int = int(setting("VIT_EXPLORER_UPLOAD_MB_PER_MINUTE", 150) * 2**20)
+    folder: int = int(setting("VIT_EXPLORER_UPLOAD_FOLDER_MB", 2000) * 2**20)
 
 
 class UploadMeter:
-    """The bytes each visitor uploaded in the last minute, and how full the upload folder is."""
+    """The bytes each visitor uploaded in the last minute, and the bytes of uploads held (`held()`)."""
 
-    def __init__(self, uploads: Uploads, limits: UploadLimits) -> None:
-        self.uploads, self.limits = uploads, limits
+    def __init__(self, held: Callable[[], int], limits: UploadLimits) -> None:
+        self.held, self.limits = held, limits
         self.recent: dict[str, deque[tuple[float, int]]] = {}  # address: (time, bytes), oldest first
 
     def used(self, address: str) -> int:
@@ -283,7 +284,7 @@ class UploadMeter:
                 f"too many uploads from your address: at most {self.limits.per_minute / 2**20:.0f} MB a minute; "
                 "try again in a minute"
             )
-        if self.uploads.size() + size > self.limits.folder:
+        if self.held() + size > self.limits.folder:
             return "the server holds too many uploads just now; try again in a few minutes"
         return None
 
@@ -417,8 +418,95 @@ def _address(event) -> str | None:
     return getattr(client, "host", None)
 
 
-class RequestGuard:
-    """ASGI middleware in front of the Gradio app, the one way in for every POST body:
+class UploadGuard:
+    """ASGI middleware in front of a front end: every request's client is the visitor behind the trusted `proxies`
+    (X-Forwarded-For from anyone else is ignored), for the limits and for the framework; an upload (multipart, or
+    to an upload route) past its visitor's bytes a minute, or past the uploads the server holds (`held()`), is
+    refused (429, 507) before anything is stored, and one that sends nothing for `bodies.seconds` is dropped
+    (408)."""
+
+    def __init__(
+        self,
+        app,
+        held: Callable[[], int],
+        bodies: Bodies = Bodies(),
+        proxies: Proxies | None = None,
+        upload_limits: UploadLimits = UploadLimits(),
+    ) -> None:
+        self.app, self.bodies, self.proxies = app, bodies, proxies or Proxies()
+        self.meter = UploadMeter(held, upload_limits)
+
+    async def __call__(self, scope, receive, send) -> None:
+        scope = self.visited(scope)
+        if scope["type"] == "http" and scope["method"] in ("POST", "PUT") and _streamed(scope):
+            return await self._stream(scope, receive, send)
+        return await self.app(scope, receive, send)
+
+    def visited(self, scope):
+        """`scope` with its client made the visitor behind the trusted proxies."""
+        if scope["type"] not in ("http", "websocket"):
+            return scope
+        port = (scope.get("client") or ("", 0))[1]
+        return {**scope, "client": (self.proxies.of_scope(scope), port)}
+
+    async def _stream(self, scope, receive, send) -> None:
+        """Pass an upload on as it arrives, within its visitor's bytes a minute and the uploads held (counted as
+        declared, or as it arrives); one that sends nothing for `bodies.seconds` is dropped (408)."""
+        address = (scope.get("client") or ("",))[0]
+        declared = _content_length(scope) or 0
+        if refused := self.refusal(scope, declared):
+            status = 507 if "server holds" in refused else 429
+            return await _answer(send, status, self._refused(refused))
+        self.meter.count(address, declared)
+        stalled, answered, whole, over, received = False, False, False, None, 0
+
+        async def timed():
+            nonlocal stalled, whole, over, received, declared
+            if whole:
+                return await receive()
+            try:
+                async with asyncio.timeout(self.bodies.seconds):
+                    message = await receive()
+            except TimeoutError:
+                stalled = True
+                return {"type": "http.disconnect"}  # the framework drops the upload as if its client had left
+            received += len(message.get("body", b""))
+            if received > declared:  # more than declared (a chunked body): counted as it arrives
+                over = self.refusal(scope, received - declared)
+                self.meter.count(address, received - declared)
+                declared = received
+                if over:
+                    return {"type": "http.disconnect"}
+            whole = message["type"] != "http.request" or not message.get("more_body", False)
+            return message
+
+        async def answering(message) -> None:
+            nonlocal answered
+            answered = answered or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, timed, answering)
+        except Exception:
+            if not (stalled or over):
+                raise
+        if over and not answered:
+            await _answer(send, 429, self._refused(over))
+        elif stalled and not answered:
+            await _answer(send, 408, self._refused(f"the upload sent nothing for {self.bodies.seconds:g} s"))
+
+    def refusal(self, scope, size: int) -> str | None:
+        """Why `size` more bytes of this upload are refused now, or None."""
+        return self.meter.refusal((scope.get("client") or ("",))[0], size)
+
+    def _refused(self, message: str) -> str:
+        log.warning("refused a request: %s", message)
+        return message
+
+
+class RequestGuard(UploadGuard):
+    """ASGI middleware in front of the Gradio app, the one way in for every POST body (and the UploadGuard's
+    limits on the uploads, which Gradio writes to its upload folder):
     - a body is read whole within `bodies.seconds` (else 408), and those being read hold at most `bodies.budget`
       bytes together (a new one past it: 503 with Retry-After); uploads (multipart, to /upload) stream past to
       disk, dropped (408) when they send nothing for `bodies.seconds`;
@@ -429,10 +517,6 @@ class RequestGuard:
     - on a route that runs a function, a visitor with `fairness` requests already waiting in `queue()` or running
       is told to wait (429); a REST request whose client hangs up has its work stopped at the next `stop_point`,
       and so has a queued event its client cancels;
-    - every request's client is the visitor behind the trusted `proxies` (X-Forwarded-For from anyone else is
-      ignored), for these limits and for the framework;
-    - an upload past its visitor's bytes a minute, or past the upload folder's size, is refused (429, 507) before
-      anything is written;
     - the uploaded files a session names are noted in `files`, to be deleted when its page closes."""
 
     def __init__(
@@ -446,17 +530,13 @@ class RequestGuard:
         upload_limits: UploadLimits = UploadLimits(),
         files: SessionFiles | None = None,
     ) -> None:
-        self.app, self.uploads, self.queue, self.fairness, self.bodies = app, uploads, queue, fairness, bodies
-        self.proxies = proxies or Proxies()
-        self.meter = UploadMeter(uploads, upload_limits)
-        self.files = files
+        super().__init__(app, uploads.size, bodies, proxies, upload_limits)
+        self.uploads, self.queue, self.fairness, self.files = uploads, queue, fairness, files
         self.running: list[Work] = []  # requests let through to a function and not yet answered
         self.reading = 0  # bytes of the bodies being read
 
     async def __call__(self, scope, receive, send) -> None:
-        if scope["type"] in ("http", "websocket"):
-            port = (scope.get("client") or ("", 0))[1]
-            scope = {**scope, "client": (self.proxies.of_scope(scope), port)}
+        scope = self.visited(scope)
         if scope["type"] != "http" or scope["method"] != "POST":
             return await self.app(scope, receive, send)
         if _streamed(scope):
@@ -524,52 +604,6 @@ class RequestGuard:
         finally:
             self.reading -= held
 
-    async def _stream(self, scope, receive, send) -> None:
-        """Pass an upload on as it arrives (to disk), within its visitor's bytes a minute and the folder's size
-        (counted as declared, or as it arrives); one that sends nothing for `bodies.seconds` is dropped (408)."""
-        address = (scope.get("client") or ("",))[0]
-        declared = _content_length(scope) or 0
-        if refused := self.meter.refusal(address, declared):
-            status = 507 if "server holds" in refused else 429
-            return await _answer(send, status, self._refused(refused))
-        self.meter.count(address, declared)
-        stalled, answered, whole, over, received = False, False, False, None, 0
-
-        async def timed():
-            nonlocal stalled, whole, over, received, declared
-            if whole:
-                return await receive()
-            try:
-                async with asyncio.timeout(self.bodies.seconds):
-                    message = await receive()
-            except TimeoutError:
-                stalled = True
-                return {"type": "http.disconnect"}  # the framework drops the upload as if its client had left
-            received += len(message.get("body", b""))
-            if received > declared:  # more than declared (a chunked body): counted as it arrives
-                over = self.meter.refusal(address, received - declared)
-                self.meter.count(address, received - declared)
-                declared = received
-                if over:
-                    return {"type": "http.disconnect"}
-            whole = message["type"] != "http.request" or not message.get("more_body", False)
-            return message
-
-        async def answering(message) -> None:
-            nonlocal answered
-            answered = answered or message["type"] == "http.response.start"
-            await send(message)
-
-        try:
-            await self.app(scope, timed, answering)
-        except Exception:
-            if not (stalled or over):
-                raise
-        if over and not answered:
-            await _answer(send, 429, self._refused(over))
-        elif stalled and not answered:
-            await _answer(send, 408, self._refused(f"the upload sent nothing for {self.bodies.seconds:g} s"))
-
     async def _over_budget(self, send) -> None:
         message = "the server is receiving too many requests at once; try again in a few seconds"
         retry = str(max(1, round(self.bodies.seconds))).encode()
@@ -611,10 +645,6 @@ class RequestGuard:
             watcher.cancel()
             CURRENT.reset(token)
             done()
-
-    def _refused(self, message: str) -> str:
-        log.warning("refused a request: %s", message)
-        return message
 
     def busy(self, session: str | None, address: str) -> str | None:
         """Why a new request of this session and address must wait, or None."""

@@ -1,6 +1,9 @@
 """ViT explorer in Streamlit: the Gradio explorer's twin, laid out over the same tab logic (app.tabs).
 
-    streamlit run app/streamlit_app.py      (or: bash scripts/run.sh --ui streamlit)
+    streamlit run app/streamlit_server.py      (or: bash scripts/run.sh --ui streamlit)
+
+(app/streamlit_server.py serves this page behind the server's limits; `streamlit run` on this file serves it
+without them, as AppTest runs it.)
 
 Results live in st.session_state; re-draws from them (layer, head, rollout, colours) run as fragments,
 without the rest of the page and without a forward pass.
@@ -27,7 +30,7 @@ from streamlit.runtime.scriptrunner_utils.script_requests import ScriptRequestTy
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # `streamlit run` puts app/ first, not the repo
 
 from app.export import png  # noqa: E402
-from app.guard import VISITOR, Proxies, refuse  # noqa: E402
+from app.guard import VISITOR, UploadLimits, refuse  # noqa: E402
 from app.logs import configure as configure_logging  # noqa: E402
 from app.paper_findings import MAX_IMAGES  # noqa: E402
 from app.service import (  # noqa: E402
@@ -41,6 +44,7 @@ from app.service import (  # noqa: E402
     picked_models,
 )
 from app.streamlit_ui.resources import board, lab, service  # noqa: E402
+from app.streamlit_ui.serving import CLOSED, refused_upload  # noqa: E402
 from app.tabs import Download, Problem  # noqa: E402
 from app.tabs.alternet import (  # noqa: E402
     PAPER_STEP,
@@ -78,8 +82,11 @@ configure_logging()  # the server log laid out as Gradio's
 st.set_page_config(page_title="ViT explorer", page_icon="🔭", layout="wide")
 state = st.session_state
 state.setdefault("runs", [])
-# whose turn this session's model work takes: its visitor, behind the trusted proxies only (app/guard.Proxies)
-VISITOR.set(Proxies().visitor(st.context.ip_address or "local", st.context.headers.get("X-Forwarded-For")))
+# whose turn this session's model work takes: its visitor (served by app/streamlit_server.py, the address behind
+# the trusted proxies only); a session seen now is not closed (app/streamlit_ui/serving.Closed)
+VISITOR.set(st.context.ip_address or "local")
+SESSION = run_context.session_id if (run_context := get_script_run_ctx()) is not None else ""
+CLOSED.seen(SESSION)
 compare, dataset, alternet, paper = CompareTab(service()), DatasetTab(service()), AlterNetTab(lab()), PaperTab(board())
 tour = TourTab(service())
 PREVIEW_WIDTH = 240  # pixels: the photo's preview, made once per photo (st.image would resize a wider one each rerun)
@@ -89,7 +96,9 @@ def photo() -> tuple[bytes, str]:
     """The chosen photo as (bytes, name): an upload, the camera, or a sample; shown as it will be analyzed
     (the sample box is set aside while an upload or the camera's photo is in use), or named as unreadable."""
     left, right = st.columns([2, 3])
-    upload = left.file_uploader(LABEL.photo, type=None, key="upload")
+    upload = left.file_uploader(LABEL.photo, type=None, key="upload", help=upload_limits())
+    if refused := refused_upload(SESSION):
+        left.error(f"{LABEL.upload_refused}: {refused}.")
     camera = left.camera_input("Or take one", key="camera") if left.toggle("Camera", key="use_camera") else None
     own = upload if upload is not None else camera
     sample = right.selectbox(LABEL.sample, [p.name for p in SAMPLES], index=0, key="sample", disabled=own is not None)
@@ -104,6 +113,12 @@ def photo() -> tuple[bytes, str]:
     else:
         right.image(preview, caption=literal(picture[1]), width=PREVIEW_WIDTH)
     return picture
+
+
+def upload_limits() -> str:
+    """The uploader's help: the limits a refused upload passed, in numbers."""
+    minute_mb = UploadLimits().per_minute / 2**20
+    return text.UPLOAD_LIMITS.format(file_mb=st.get_option("server.maxUploadSize"), minute_mb=f"{minute_mb:.0f}")
 
 
 def unreadable(picture: tuple[bytes, str]) -> str | None:

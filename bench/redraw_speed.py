@@ -127,7 +127,7 @@ def main() -> None:
                 "-m",
                 "streamlit",
                 "run",
-                "app/streamlit_app.py",
+                "app/streamlit_server.py",
                 "--server.port",
                 str(s_port),
                 "--server.headless",

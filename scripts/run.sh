@@ -15,7 +15,7 @@ done
 bash scripts/setup.sh
 case "$ui" in
   gradio) exec .venv/bin/python -m app.gradio_app --host "$host" --port "${port:-${GRADIO_SERVER_PORT:-7860}}" ;;
-  streamlit) exec .venv/bin/python -m streamlit run app/streamlit_app.py --server.address "$host" \
+  streamlit) exec .venv/bin/python -m streamlit run app/streamlit_server.py --server.address "$host" \
                --server.port "${port:-8501}" --server.headless true ;;
   *) echo "unknown --ui $ui: gradio or streamlit" >&2; exit 2 ;;
 esac

@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = sorted((ROOT / "assets" / "samples").glob("*.jpg"))
 OUTPUT = ROOT / "test-output"
 SERVER_START_TIMEOUT_S = 300  # a loaded 2-core machine has taken over 90 s to start the app
-STREAMLIT_SCRIPT = ROOT / "app" / "streamlit_app.py"
+STREAMLIT_SCRIPT = ROOT / "app" / "streamlit_server.py"
 
 
 @pytest.fixture(scope="module")
@@ -136,7 +136,7 @@ def gradio_server(log: Path, settings: dict[str, str] | None = None) -> Abstract
 
 
 def streamlit_server(log: Path, settings: dict[str, str] | None = None) -> AbstractContextManager[Server]:
-    """`streamlit run app/streamlit_app.py` headless on a free loopback port (see `running`); the rest of its
+    """`streamlit run app/streamlit_server.py` headless on a free loopback port (see `running`); the rest of its
     settings from .streamlit/config.toml, as scripts/run.sh."""
     port = free_port()
     command = [sys.executable, "-m", "streamlit", "run", str(STREAMLIT_SCRIPT), "--server.port", str(port)]

@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
-import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
@@ -20,7 +17,7 @@ from app.streamlit_ui.resources import service
 from app.tabs.compare import column_key
 from app.views.texts import LABEL
 from engine.registry import get_spec
-from tests.conftest import ROOT, free_port, stop, streamlit_settled, streamlit_upload, wait_until_up
+from tests.conftest import ROOT, streamlit_server, streamlit_settled, streamlit_upload
 from tests.test_dataset_app import write_photos_zip
 from tests.test_server_guard import patch_member, png_bytes
 
@@ -114,32 +111,11 @@ def test_alternet_builder_keeps_step_toggles_and_text_in_step():
 
 @pytest.fixture(scope="module")
 def streamlit_url(output_dir: Path):
-    port = free_port()
-    log = output_dir / "streamlit.log"
-    env = {**os.environ, "HF_ENDPOINT": "http://127.0.0.1:9", "HF_HUB_CACHE": str(output_dir / "hub-cache")}
+    """The Streamlit explorer as served (app/streamlit_server.py), for this module."""
     # slow maps on purpose (Integrated Gradients at 128 steps on ResNet-50): on a loaded machine their estimate
     # passed the default 5 min and they were refused; the time limit is not what these tests check
-    env["VIT_EXPLORER_REQUEST_SECONDS"] = "1800"
-    command = [
-        sys.executable,
-        "-m",
-        "streamlit",
-        "run",
-        SCRIPT,
-        "--server.port",
-        str(port),
-        "--server.headless",
-        "true",
-        "--server.address",
-        "127.0.0.1",
-    ]  # the rest from .streamlit/config.toml, as scripts/run.sh
-    with log.open("w") as out:
-        process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
-    try:
-        wait_until_up(f"http://127.0.0.1:{port}/_stcore/health", process, log)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        stop(process)
+    with streamlit_server(output_dir / "streamlit.log", {"VIT_EXPLORER_REQUEST_SECONDS": "1800"}) as started:
+        yield started.url
 
 
 def test_streamlit_server_in_the_browser(page, streamlit_url: str, sample_photo: Path, output_dir: Path):

@@ -110,6 +110,10 @@ OFFLINE_WEIGHTS = (
     "for the rest, labelled) or 'random (seeded)'."
 )
 
+UPLOAD_LIMITS = (
+    "A photo of up to {file_mb} MB. One address may upload {minute_mb} MB a minute: past that an upload is refused "
+    "(the uploader says 'status code 429') until a minute has passed."
+)
 MAP_STOPPED = "The map shown is still the previous one: **Compute this map** computes the one picked."
 
 LESION = "Each unit's residual branch is zeroed, its shortcut kept; the model re-runs. Clear to restore."
@@ -184,6 +188,7 @@ class Labels:
     ig_steps = "Integrated Gradients: steps"
     stop_map = "Stop computing this map"
     map_stopped = "Stopped before the map was finished."
+    upload_refused = "This upload was refused"
     compute_map = "Compute this map"
     head = "Head"
     rollout = "Rollout (all layers)"

@@ -1,0 +1,132 @@
+"""What the Streamlit server needs for a class at once, in front of and beside Streamlit's own runtime:
+
+- `StreamlitGuard`: the Gradio app's limits on who is who and on uploads (app.guard.UploadGuard), with the
+  uploads Streamlit keeps in memory as what is held, and a cap on the uploads one page session holds;
+- `Closed`: the sessions whose page has closed let go of their uploads and drawn images. Streamlit keeps a closed
+  page's session for `server.disconnectedSessionTTL` seconds, for a reconnect, and then drops it without shutting
+  it down, so its uploaded files and media references would stay in memory for the life of the process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import time
+from collections import OrderedDict
+from contextlib import asynccontextmanager
+
+from streamlit import config, runtime
+
+from app.guard import UploadGuard, setting
+
+log = logging.getLogger("vit_explorer")
+UPLOAD_ROUTE = re.compile(r"/_stcore/upload_file/([^/]+)/")
+# bytes of uploads one page session may hold: its photo, the camera's photo and a dataset zip, each within
+# server.maxUploadSize (50 MB), with room for one being replaced
+SESSION_UPLOADS = int(setting("VIT_EXPLORER_SESSION_UPLOAD_MB", 160) * 2**20)
+SWEEP_S = setting("VIT_EXPLORER_SESSION_SWEEP_S", 30)
+REFUSED: OrderedDict[str, str] = OrderedDict()  # page session: why its last upload was refused, not yet said
+REFUSALS_KEPT = 1000
+
+
+def held() -> int:
+    """Bytes of every upload Streamlit holds."""
+    stats = runtime.get_instance().uploaded_file_mgr.get_stats()
+    return sum(stat.byte_length for family in stats.values() for stat in family)
+
+
+def held_by(session: str) -> int:
+    """Bytes of the uploads page session `session` holds."""
+    files = dict(runtime.get_instance().uploaded_file_mgr.file_storage.get(session, {}))
+    return sum(len(file.data) for file in files.values())
+
+
+class StreamlitGuard(UploadGuard):
+    """UploadGuard in front of Streamlit's app: each visitor counted behind the trusted proxies (so that
+    st.context.ip_address is the visitor), their uploads within their bytes a minute and the uploads held, and a
+    page session's uploads within SESSION_UPLOADS."""
+
+    def __init__(self, app, per_session: int = SESSION_UPLOADS) -> None:
+        super().__init__(app, held)
+        self.per_session = per_session
+
+    def refusal(self, scope, size: int) -> str | None:
+        """Why `size` more bytes of this upload are refused now, or None; a refusal is kept for its page to say
+        (Streamlit's uploader itself shows only the status code)."""
+        session = UPLOAD_ROUTE.match(scope["path"])
+        refused = super().refusal(scope, size)
+        if session and runtime.exists() and held_by(session[1]) + size > self.per_session:
+            refused = f"a page may hold {self.per_session / 2**20:.0f} MB of uploads: remove one before adding another"
+        if refused and session:
+            REFUSED[session[1]] = refused
+            while len(REFUSED) > REFUSALS_KEPT:
+                REFUSED.popitem(last=False)
+        return refused
+
+
+def refused_upload(session: str) -> str | None:
+    """Why this page session's last upload was refused, once (None: none was)."""
+    return REFUSED.pop(session, None)
+
+
+class Closed:
+    """The page sessions this process has seen (`seen`, from each run of the page), and the sweep that lets go
+    of the uploads and drawn images of those whose page closed over `server.disconnectedSessionTTL` ago."""
+
+    def __init__(self) -> None:
+        self.last_active: dict[str, float] = {}  # session id: when it was last seen connected
+
+    def seen(self, session: str) -> None:
+        self.last_active[session] = time.monotonic()
+
+    def sweep(self) -> int:
+        """Let go of what the closed sessions hold; the count of sessions let go of."""
+        if not runtime.exists():
+            return 0
+        server = runtime.get_instance()
+        uploads, media = server.uploaded_file_mgr, server.media_file_mgr
+        now, ttl = time.monotonic(), config.get_option("server.disconnectedSessionTTL")
+        for session in list(uploads.file_storage):  # uploads of a session whose page never ran to the end
+            self.last_active.setdefault(session, now)
+        closed = []
+        for session, when in list(self.last_active.items()):
+            if server.is_active_session(session):
+                self.last_active[session] = now
+            elif now - when > ttl:
+                closed.append(session)
+        freed = held()
+        for session in closed:
+            uploads.remove_session_files(session)
+            media.clear_session_refs(session)
+            del self.last_active[session]
+        if closed:
+            media.remove_orphaned_files()
+            log.info(
+                "let go of %d closed page session(s): %.1f MB of uploads and their drawn images",
+                len(closed),
+                (freed - held()) / 2**20,
+            )
+        return len(closed)
+
+
+CLOSED = Closed()
+
+
+@asynccontextmanager
+async def sweeping(_app):
+    """st.App's lifespan: CLOSED swept every SWEEP_S seconds while the server runs."""
+
+    async def every() -> None:
+        while True:
+            await asyncio.sleep(SWEEP_S)
+            try:
+                CLOSED.sweep()
+            except Exception:  # a sweep must never stop the server; the next one tries again
+                log.exception("sweeping closed Streamlit sessions failed")
+
+    task = asyncio.create_task(every())
+    try:
+        yield
+    finally:
+        task.cancel()

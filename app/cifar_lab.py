@@ -12,11 +12,11 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 import engine
-from engine.cifar_subset import balanced, subset
-from engine.cost import params_and_flops
-from engine.images import ImageInput
-from engine.models import bundled_path
-from engine.placement import PAPER_DEPTHS, Placement, buildup_sequence
+from engine.data.cifar_subset import balanced, subset
+from engine.data.images import ImageInput
+from engine.models.cifar_family import bundled_path
+from engine.models.cost import params_and_flops
+from engine.models.placement import PAPER_DEPTHS, Placement, buildup_sequence
 from engine.results import ModelResult
 
 from .service import Report, Service, on_model_thread

@@ -30,15 +30,15 @@ from PIL import Image
 
 from engine.analyses.logit_lens import LogitLensResult
 from engine.errors import shown
-from engine.placement import Placement
+from engine.models.placement import Placement
 from engine.results import Analysis, ModelResult
 
 from .cifar_lab import LabRun
 from .service import ModelRun
+from .units import lesion_of
 from .views import evidence, figures
 from .views import texts as text
 from .views.attention import ViewOptions, render
-from .views.units import lesion_of
 
 LENS_FIGURE = "logit-lens"
 WIDTH, HEIGHT, SCALE = 1200, 700, 2  # PNGs are 2400 x 1400: sharp on a projector
@@ -389,7 +389,7 @@ beside the PNGs in the folder figures.</p>
 def main(argv: list[str] | None = None) -> Path:
     import engine
     from engine.errors import EngineError
-    from engine.registry import resolve_device
+    from engine.models.registry import resolve_device
 
     from .service import Service
 

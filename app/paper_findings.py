@@ -21,8 +21,10 @@ from app import export
 from app.views import paper_plots as plots
 from app.views import texts as text
 from engine.analyses.noise import FrequencyNoise
+from engine.data.images import ImageInput
 from engine.errors import EngineError
-from engine.findings import (
+from engine.models.registry import LoadedModel
+from engine.paper.findings import (
     FIGURE_MEMBERS,
     FINDINGS,
     PAPER_FIGURES,
@@ -33,9 +35,7 @@ from engine.findings import (
     members,
     outdated,
 )
-from engine.images import ImageInput
-from engine.registry import LoadedModel
-from engine.verdicts import figure_verdicts
+from engine.paper.verdicts import figure_verdicts
 
 from .service import Report, Service, on_model_thread
 
@@ -69,7 +69,7 @@ def _overlaid(draw: Callable[[Runs], go.Figure]) -> Callable[[Runs], list[go.Fig
 
 @dataclass(frozen=True)
 class PaperFigure:
-    """How the tab shows one of the paper's figures; engine.findings.PAPER_FIGURES, under the same key, has
+    """How the tab shows one of the paper's figures; engine.paper.findings.PAPER_FIGURES, under the same key, has
     its analysis, and assets/paper_figures.json its stored result."""
 
     explanation: str  # Markdown above the figures

@@ -30,11 +30,9 @@ from PIL import Image
 import engine
 from app.guard import Fairness, Uploads, model_names, refuse, stoppable, visitor
 from app.turns import Turns
-from app.views.units import switched_off, unit_label, unit_name
+from app.units import switched_off, unit_label, unit_name
 from engine.analyses.attributions import METHODS, IntegratedGradients, unsupported
-from engine.analyses.dataset_curves import IMAGE_SUFFIXES, DatasetCurves, image_names
-from engine.analyses.logit_lens import LogitLens, LogitLensResult
-from engine.budget import (
+from engine.analyses.budget import (
     Footprint,
     TooLarge,
     amount,
@@ -48,14 +46,16 @@ from engine.budget import (
     request_budget,
     sized_batch,
 )
+from engine.analyses.dataset_curves import IMAGE_SUFFIXES, DatasetCurves, image_names
+from engine.analyses.logit_lens import LogitLens, LogitLensResult
+from engine.data.images import ImageInput
+from engine.data.zip_images import unpack_images
 from engine.errors import ImageError, shown
-from engine.images import ImageInput
-from engine.models import CHECKPOINTS, auto_weights, bundled_names
-from engine.registry import resolve_device
+from engine.models.cifar_family import CHECKPOINTS, auto_weights, bundled_names
+from engine.models.registry import resolve_device
+from engine.models.weights import hub_reachable
+from engine.models.weights_choice import Weights
 from engine.results import Analysis, AttributionMap, ModelResult
-from engine.weights import hub_reachable
-from engine.weights_choice import Weights
-from engine.zip_images import unpack_images
 
 DEFAULT_MODELS = ("resnet50", "vit_small_patch16_224")  # online: the pretrained ImageNet pair
 OFFLINE_MODELS = ("preact_resnet", "alternet", "vit_cifar")  # offline: the CIFAR-10 models trained for this app
@@ -302,11 +302,12 @@ class Service:
             for t in [*model.module.parameters(), *model.module.buffers()]
         )
 
-    def picture(self, image: object) -> Image.Image:
+    def picture(self, image: object, name: str = "") -> Image.Image:
         """The photo of a request as RGB (from the upload folder only, when the service serves a network), decoded
-        within the process's pixel budget, a JPEG at the smallest scale keeping DECODED_SIDE on its shorter side."""
+        within the process's pixel budget, a JPEG at the smallest scale keeping DECODED_SIDE on its shorter side;
+        bytes are named `name` in its problems."""
         found = image if self.uploads is None else self.uploads.image(image)
-        return engine.load_image(found, budget=DECODING, shorter_side=DECODED_SIDE)
+        return engine.load_image(found, budget=DECODING, shorter_side=DECODED_SIDE, name=name)
 
     def upload(self, value: object, what: str) -> Path:
         """A file of a request: from the upload folder only, when the service serves a network."""
@@ -449,8 +450,8 @@ class Service:
         return run.maps[key]
 
     def footprint(self, loaded: engine.LoadedModel, timed: bool = True) -> Footprint:
-        """What one image costs `loaded` in memory (engine.budget), traced once per loaded model; `timed`: with its
-        forward pass timed too."""
+        """What one image costs `loaded` in memory (engine.analyses.budget), traced once per loaded model; `timed`:
+        with its forward pass timed too."""
         known = self._footprints.get(loaded.module) or footprint(loaded, timed=False)
         if timed and not known.seconds:
             known = replace(known, seconds=forward_seconds(loaded))

@@ -76,7 +76,7 @@ from app.views import texts as text  # noqa: E402
 from app.views.attention import COLORMAPS, MEAN, ViewOptions  # noqa: E402
 from app.views.texts import LABEL, literal  # noqa: E402
 from engine import errors  # noqa: E402
-from engine.placement import PAPER_DEPTHS  # noqa: E402
+from engine.models.placement import PAPER_DEPTHS  # noqa: E402
 
 configure_logging()  # the server log laid out as Gradio's
 st.set_page_config(page_title="ViT explorer", page_icon="🔭", layout="wide")
@@ -142,10 +142,13 @@ def checked_photo(picture: tuple[bytes, str]) -> tuple[str | None, Image.Image |
 def decoded(picture: tuple[bytes, str]) -> tuple[str | None, Image.Image | None]:
     """The photo's problem, or its preview as the engine decodes it for analysis (16-bit, 32-bit and float images
     made 8-bit RGB: st.image cannot encode those modes), PREVIEW_WIDTH pixels wide at most."""
-    try:
-        preview = service().picture(picture[0])  # within the server's pixel budget, as the analysis decodes it
+    name = errors.shown(picture[1])
+    try:  # within the server's pixel budget, as the analysis decodes it
+        preview = service().picture(picture[0], name)
+    except errors.ImageError as exc:  # the engine's line, naming the file (too large, truncated, ...)
+        return str(exc), None
     except (errors.EngineError, ValueError, OSError):
-        return not_an_image(errors.shown(picture[1])), None
+        return not_an_image(name), None
     preview.thumbnail((PREVIEW_WIDTH, preview.height))
     return None, preview
 

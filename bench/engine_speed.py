@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repositor
 
 import engine  # noqa: E402
 from engine.analyses.block_measures import watch_latents  # noqa: E402
-from engine.measure import to_bchw  # noqa: E402
+from engine.analyses.measure import to_bchw  # noqa: E402
 
 HEADER = (
     "| model | batch | forward (ms) | full analysis (ms) | ratio | forward, explicit attention (ms) "

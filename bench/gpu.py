@@ -52,7 +52,7 @@ import train_speed  # noqa: E402
 import engine  # noqa: E402
 from app.service import DEFAULT_MODELS, SAMPLES, Service  # noqa: E402
 from engine.analyses.attributions import METHODS, unsupported  # noqa: E402
-from engine.registry import resolve_device  # noqa: E402
+from engine.models.registry import resolve_device  # noqa: E402
 
 ATTENTION = "Attention + rollout"  # as bench/attribution_speed.py names it: one recorded pass of the Analyzer
 QUICK_MODEL = "vit_cifar"  # the smallest registered model with attention

@@ -6,14 +6,14 @@
 Prints, from the stored results in assets/ (at once):
 - Fig 12a: each build-up step's runs (seeds) and accuracy on the 10,000 CIFAR-10 test images, and its paired
   difference to the CNN (step 0) on the same images: paired bootstrap 95% interval and McNemar's exact p
-  (engine.paired; the bits are assets/checkpoints/*.correct.npz, made by scripts/score_test_split.py);
+  (engine.paper.paired; the bits are assets/checkpoints/*.correct.npz, made by scripts/score_test_split.py);
 - Fig 12b: each member's accuracy on the stored corrupted images and its paired difference to the CNN on the same
   images, the 70 corrupted copies of each test image resampled and tested together (`scripts/score_test_split.py
   --corruption` stores the bits);
-- Figs 8 and 9 per model over the bundled test subset (assets/unit_claims.json, `python -m engine.unit_spread`):
+- Figs 8 and 9 per model over the bundled test subset (assets/unit_claims.json, `python -m engine.paper.unit_spread`):
   how many MSA units lower the feature-map variance and the high-frequency Δ log amplitude, how many Conv/MLP units
   raise them, each count with its bootstrap interval over the images; `--measure` measures them again instead;
-- every claim's verdict (engine.verdicts: the same as the README's table, the tour and the Paper figures tab);
+- every claim's verdict (engine.paper.verdicts: the same as the README's table, the tour and the Paper figures tab);
 - with `--stored`, each stored paper figure's numbers per member, and each lesioned unit's drop.
 Subsampling (pool) blocks and the stem are left out of the counts: the claims are about units that keep the
 resolution. Random-weight models (`--measure --weights random`) are the architecture alone, never a verdict.
@@ -31,11 +31,11 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repository, for `engine`
 
 import engine
-from engine import buildup, unit_spread
-from engine.cifar_subset import subset
-from engine.findings import PAPER_FIGURES, STORE, member_label, members, unpack_bits
-from engine.paired import p_value, paired, points
-from engine.verdicts import all_verdicts, corrupted_differences
+from engine.data.cifar_subset import subset
+from engine.paper import buildup, unit_spread
+from engine.paper.findings import PAPER_FIGURES, STORE, member_label, members, unpack_bits
+from engine.paper.paired import p_value, paired, points
+from engine.paper.verdicts import all_verdicts, corrupted_differences
 
 COUNTS = ("msa_lower_variance", "others_raise_variance", "msa_lower_high_frequency", "others_raise_high_frequency")
 
@@ -150,7 +150,7 @@ def main() -> None:
         unit_rows(measured(args.weights, args.limit, args.width), args.weights == "random")
     else:
         unit_rows(unit_spread.stored(), False)
-    print("Verdicts (engine.verdicts; the README's claims table):\n")
+    print("Verdicts (engine.paper.verdicts; the README's claims table):\n")
     for verdict in all_verdicts():
         print(f"- {verdict.claim} ({verdict.figure}): {verdict.line()}\n")
     if args.stored:

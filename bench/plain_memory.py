@@ -3,9 +3,10 @@ against the peak it really takes in a fresh process, and whether the server's bu
 
     .venv/bin/python bench/plain_memory.py [--model NAME ...] [--budget-mb 1500] [--estimate-only]
 
-For each model (random weights, the bundled cat photo): its weights, the estimate (`engine.budget.plain_bytes`), and
-unless --estimate-only the measured peak of `Service.analyze` beyond the loaded weights (Linux's VmHWM, reset just
-before; none for a model the budget refuses), and the verdict at the budget: admitted or refused before it runs.
+For each model (random weights, the bundled cat photo): its weights, the estimate
+(`engine.analyses.budget.plain_bytes`), and unless --estimate-only the measured peak of `Service.analyze` beyond
+the loaded weights (Linux's VmHWM, reset just before; none for a model the budget refuses), and the verdict at the
+budget: admitted or refused before it runs.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ MODELS += ["maxvit_large_tf_512"]  # the issue's three largest, and two everyday
 MEASURE = """
 import json, re, sys
 from app.service import Service
-from engine.budget import footprint, plain_bytes
+from engine.analyses.budget import footprint, plain_bytes
 service, name, run = Service(), sys.argv[1], sys.argv[3] == "run"
 loaded = service.load(name, service.weights_for(name, "random"))
 need = footprint(loaded, timed=False)

@@ -64,7 +64,7 @@ CANDIDATES = [
 def run(candidate: Candidate, epochs: int, data: str, folder: Path) -> dict:
     """Train `candidate` for `epochs`, return its sidecar."""
     out = folder / candidate.name
-    command = [sys.executable, "-m", "engine.train", *candidate.model, "--data", data, "--epochs", str(epochs)]
+    command = [sys.executable, "-m", "engine.training.train", *candidate.model, "--data", data, "--epochs", str(epochs)]
     subprocess.run([*command, *candidate.recipe, *SHORT, "--out", str(out)], cwd=REPO, check=True)
     return json.loads(out.with_suffix(".json").read_text())
 

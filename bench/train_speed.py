@@ -27,8 +27,8 @@ sys.path[:0] = [str(Path(__file__).resolve().parent.parent), str(Path(__file__).
 
 from train_family import ORDER, family, recipe_args  # noqa: E402
 
-from engine.registry import get_spec, resolve_device  # noqa: E402
-from engine.train import TrainConfig, cpu_has_bf16, explicit_attention  # noqa: E402
+from engine.models.registry import get_spec, resolve_device  # noqa: E402
+from engine.training.train import TrainConfig, cpu_has_bf16, explicit_attention  # noqa: E402
 
 
 @dataclass(frozen=True)

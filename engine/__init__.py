@@ -5,6 +5,7 @@ from .analyses.block_measures import Analyzer, analyze
 from .analyses.dataset_curves import DatasetCurves, DatasetResult
 from .analyses.gradcam import GradCam
 from .analyses.lesion import Lesion
+from .data.images import PixelBudget, load_image
 from .errors import (
     CheckpointError,
     EngineError,
@@ -12,9 +13,8 @@ from .errors import (
     UnknownModelError,
     WeightsUnavailableError,
 )
-from .images import PixelBudget, load_image
-from .registry import LoadedModel, ModelSpec, create_model, get_spec, list_models, register_model
-from .timm_blocks import supported_families
+from .models.registry import LoadedModel, ModelSpec, create_model, get_spec, list_models, register_model
+from .models.timm_blocks import supported_families
 
 __all__ = [
     "Analyzer",

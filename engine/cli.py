@@ -24,12 +24,12 @@ from .analyses.dataset_curves import (
     is_main_process,
 )
 from .errors import EngineError
-from .findings import FIGURE_MEMBERS, FINDINGS, compute, load_member, members
-from .models import auto_weights
-from .registry import create_model, get_spec, list_models, resolve_device
+from .models.cifar_family import auto_weights
+from .models.registry import create_model, get_spec, list_models, resolve_device
+from .models.weights import hub_reachable
+from .models.weights_choice import Weights
+from .paper.findings import FIGURE_MEMBERS, FINDINGS, compute, load_member, members
 from .results import Analysis, BlockResult
-from .weights import hub_reachable
-from .weights_choice import Weights
 
 
 def build_parser() -> argparse.ArgumentParser:

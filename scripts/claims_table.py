@@ -1,5 +1,5 @@
 """The generated tables of the documents, from the stored results in assets/: the README's short claims table
-(claim, figure, verdict here, one number; engine.verdicts), the full one for docs/training.md (the paper's
+(claim, figure, verdict here, one number; engine.paper.verdicts), the full one for docs/training.md (the paper's
 statement, the rule, what is seen here) and the README's table of the bundled family (each member's test accuracy,
 over its seeds where there are several; scripts/family_table.py).
 
@@ -24,7 +24,7 @@ sys.path.insert(0, str(REPO))
 
 from family_table import readme_table  # noqa: E402
 
-from engine.verdicts import all_verdicts, full_table, short_table  # noqa: E402
+from engine.paper.verdicts import all_verdicts, full_table, short_table  # noqa: E402
 
 DOCUMENTS = ((REPO / "README.md", "short"), (REPO / "README.md", "family"), (REPO / "docs" / "training.md", "full"))
 MARKERS = {"short": "claims", "full": "claims-full", "family": "family"}

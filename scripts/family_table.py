@@ -1,5 +1,5 @@
 """The tables of the bundled CIFAR-10 family from the checkpoints' sidecars, with every bundled seed of a build-up
-step (`<stem>-seed<N>`, engine.buildup) where there are more than one: the full one for docs/training.md (printed
+step (`<stem>-seed<N>`, engine.paper.buildup) where there are more than one: the full one for docs/training.md (printed
 here) and the README's short one (`readme_table`, written by scripts/claims_table.py --write).
 
 python scripts/family_table.py
@@ -14,11 +14,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from train_family import ORDER, family  # noqa: E402
 
-from engine.buildup import runs_of, seeds_text  # noqa: E402
-from engine.checkpoint import read_meta  # noqa: E402
-from engine.cost import params_and_flops  # noqa: E402
-from engine.models import CHECKPOINTS  # noqa: E402
-from engine.registry import load_checkpoint  # noqa: E402
+from engine.models.checkpoint import read_meta  # noqa: E402
+from engine.models.cifar_family import CHECKPOINTS  # noqa: E402
+from engine.models.cost import params_and_flops  # noqa: E402
+from engine.models.registry import load_checkpoint  # noqa: E402
+from engine.paper.buildup import runs_of, seeds_text  # noqa: E402
 
 
 def percent(value: float | None) -> str:

@@ -18,9 +18,9 @@ sys.path[:0] = [str(REPO), str(REPO / "scripts")]
 
 from train_family import family  # noqa: E402
 
-from engine.checkpoint import read_meta  # noqa: E402
-from engine.findings import FIGURE_MEMBERS, STORE, member_label  # noqa: E402
-from engine.models import CHECKPOINTS  # noqa: E402
+from engine.models.checkpoint import read_meta  # noqa: E402
+from engine.models.cifar_family import CHECKPOINTS  # noqa: E402
+from engine.paper.findings import FIGURE_MEMBERS, STORE, member_label  # noqa: E402
 
 POINTS = 20
 

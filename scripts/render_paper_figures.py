@@ -18,7 +18,7 @@ sys.path.insert(0, str(REPO))
 from app import export  # noqa: E402
 from app.paper_findings import for_slides, sections  # noqa: E402
 from app.views.tour import buildup_figure, buildup_points  # noqa: E402
-from engine.buildup import buildup_runs  # noqa: E402
+from engine.paper.buildup import buildup_runs  # noqa: E402
 
 OUT = REPO / "docs" / "paper"
 

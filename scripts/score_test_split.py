@@ -1,6 +1,6 @@
 """Score every bundled checkpoint that has no per-image correctness yet on the 10,000 CIFAR-10 test images and
-store a bit per image beside it (`assets/checkpoints/X.correct.npz`, engine.correctness), for the paired
-comparisons of engine.paired. The trainer does this itself for new checkpoints; this script covers the ones
+store a bit per image beside it (`assets/checkpoints/X.correct.npz`, engine.models.correctness), for the paired
+comparisons of engine.paper.paired. The trainer does this itself for new checkpoints; this script covers the ones
 bundled before it did.
 
     python scripts/score_test_split.py [--data .data/cifar10-jpeg] [--force]
@@ -9,7 +9,7 @@ bundled before it did.
 Runs the stored (fp16) weights in fp32 on the CPU and prints each checkpoint's accuracy beside its sidecar's
 `test_accuracy` (the trainer's own evaluation). `--corruption` stores, per member of the stored Fig 12b, a bit
 per corrupted image (base64 under the member's `correct`), after checking that they give its stored accuracy at
-every corruption and severity (engine.findings.corruption_disagreements).
+every corruption and severity (engine.paper.findings.corruption_disagreements).
 """
 
 from __future__ import annotations
@@ -30,10 +30,10 @@ import time  # noqa: E402
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
-from engine import correctness  # noqa: E402
-from engine.checkpoint import read_meta  # noqa: E402
-from engine.models import CHECKPOINTS  # noqa: E402
-from engine.training_data import CIFAR10_CLASSES, load_image_folder  # noqa: E402
+from engine.data.training_data import CIFAR10_CLASSES, load_image_folder  # noqa: E402
+from engine.models import correctness  # noqa: E402
+from engine.models.checkpoint import read_meta  # noqa: E402
+from engine.models.cifar_family import CHECKPOINTS  # noqa: E402
 
 STATE = Path(os.environ.get("VIT_EXPLORER_STATE", Path.home() / ".cache" / "vit-explorer"))
 
@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     if not todo:
         print("every bundled checkpoint has its per-image correctness")
         return 0
-    from engine.train import score_checkpoint
+    from engine.training.train import score_checkpoint
 
     test, _ = load_image_folder(Path(args.data) / "test", None, 0, CIFAR10_CLASSES)
     device = torch.device("cpu")
@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
 def corruption_part(part: tuple[list[str], str, list[int], int, Path]) -> tuple[str, dict[str, np.ndarray]]:
     """Fig 12b's bits of members `keys` under one corruption at every severity, in a worker with one thread, kept
     in `kept` (a file per corruption) so that an interrupted run goes on where it stopped."""
-    from engine.findings import corruption_correct, load_member
+    from engine.paper.findings import corruption_correct, load_member
 
     keys, name, severities, images, kept = part
     done = kept / f"{name}.npz"
@@ -95,7 +95,7 @@ def score_corruption(jobs: int) -> int:
     """Per-image bits on Fig 12b's corrupted images for every trained member of the stored section (`jobs`
     corruptions at once, a process each; each corruption's bits kept under $VIT_EXPLORER_STATE until stored),
     stored only when every member's bits reproduce its stored accuracy at each corruption and severity."""
-    from engine.findings import STORE, corruption_disagreements, outdated, pack_bits
+    from engine.paper.findings import STORE, corruption_disagreements, outdated, pack_bits
 
     section = json.loads(STORE.read_text())["findings"]["corruption"]
     if changed := outdated(section):

@@ -33,9 +33,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from engine.checkpoint import read_meta  # noqa: E402
-from engine.models import CHECKPOINTS, checkpoint_stem  # noqa: E402
-from engine.placement import PAPER_DEPTHS, buildup_sequence  # noqa: E402
+from engine.models.checkpoint import read_meta  # noqa: E402
+from engine.models.cifar_family import CHECKPOINTS, checkpoint_stem  # noqa: E402
+from engine.models.placement import PAPER_DEPTHS, buildup_sequence  # noqa: E402
 
 EPOCHS = 40  # the default; `--epochs N` trains (and names) the recipes for N epochs (the first family: 15)
 ORDER = ("step6", "step0", "vit", "step3", "step1", "step5", "step2", "step4")
@@ -119,7 +119,7 @@ def command_for(name: str, data: str, epochs: int, out: Path | None = None, seed
     model_args, _ = family()[name]
     where = ["--out", str(out)] if out is not None else []
     recipe = recipe_args(name, epochs, seed)
-    return [sys.executable, "-m", "engine.train", *model_args, "--data", data, *recipe, *where]
+    return [sys.executable, "-m", "engine.training.train", *model_args, "--data", data, *recipe, *where]
 
 
 def bundle(stem: str, recipe: str, commit: bool) -> None:

@@ -158,6 +158,14 @@ def server_url(server: Server) -> str:
     return server.url
 
 
+@pytest.fixture
+def client(server_url: str):
+    """A gradio_client Client of the session's Gradio server: a page session of its own."""
+    from gradio_client import Client
+
+    return Client(server_url, verbose=False)
+
+
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 

@@ -5,10 +5,10 @@ import torch
 from PIL import Image
 
 from engine.errors import EngineError, WeightsUnavailableError
-from engine.models import CIFAR10_CLASSES, build_alternet, cifar_transform
 from engine.models.alternet import MSABlock, alternet_blocks, attention_modules
+from engine.models.cifar_family import CIFAR10_CLASSES, build_alternet, cifar_transform
 from engine.models.cifar_vit import DEFAULTS as VIT_DEFAULTS
-from engine.placement import (
+from engine.models.placement import (
     PAPER_DEPTHS,
     PAPER_PLACEMENT,
     Placement,
@@ -17,7 +17,7 @@ from engine.placement import (
     buildup_sequence,
     parse,
 )
-from engine.registry import create_model, get_spec
+from engine.models.registry import create_model, get_spec
 
 WIDTH = 4  # stage widths 4..32, outputs 16..128: fast on a CPU
 PAPER_SPEC = "s2:4,s3:2,s3:4,s3:6,s4:2,s4:4"

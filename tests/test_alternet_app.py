@@ -18,11 +18,6 @@ POOL = [4, 8, 14]
 TIMEOUT_MS = 120_000
 
 
-@pytest.fixture
-def client(server_url: str) -> Client:
-    return Client(server_url, verbose=False)
-
-
 def fig8(outputs: list) -> dict:
     """The Fig 8 plot among an event's outputs."""
     return next(o for o in outputs if isinstance(o, dict) and "Fig 8" in str(o.get("plot", "")))

@@ -16,9 +16,9 @@ import engine
 from app import paper_findings
 from engine import analyses
 from engine.analyses.base import ModelAnalysis
-from engine.cifar_subset import subset
+from engine.data.cifar_subset import subset
 from engine.errors import EngineError
-from engine.findings import FINDINGS, PAPER_FIGURES
+from engine.paper.findings import FINDINGS, PAPER_FIGURES
 
 
 def analysis_classes() -> list[type[ModelAnalysis]]:

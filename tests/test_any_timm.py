@@ -23,8 +23,8 @@ from timm.models.swin_transformer import WindowAttention
 import engine
 from app.service import Service, picked_models
 from engine.analyses.gradcam import cam_block
-from engine.registry import LoadedModel
-from engine.timm_blocks import timm_split
+from engine.models.registry import LoadedModel
+from engine.models.timm_blocks import timm_split
 from tests.conftest import ROOT
 from tests.test_cli_and_weights import check_lesion
 

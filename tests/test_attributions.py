@@ -28,7 +28,7 @@ from engine.analyses.attributions import (
     pass_seconds,
     unsupported,
 )
-from engine.cifar_subset import subset
+from engine.data.cifar_subset import subset
 
 
 @pytest.fixture(scope="module")

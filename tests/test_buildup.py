@@ -1,4 +1,4 @@
-"""Fig 12a's verdict (engine.buildup): the stored per-image bits cover the test split; each step's paired
+"""Fig 12a's verdict (engine.paper.buildup): the stored per-image bits cover the test split; each step's paired
 difference to the CNN equals one made by hand from the stored bits; the verdict decides on seeds where there are
 several and on the paired test of seed 0 where there is one."""
 
@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine import correctness
-from engine.buildup import Run, alternet_verdict, buildup_runs, step_differences
-from engine.claims import FAILS, HOLDS, NO_DIFFERENCE
-from engine.models import CHECKPOINTS
+from engine.models import correctness
+from engine.models.cifar_family import CHECKPOINTS
+from engine.paper.buildup import Run, alternet_verdict, buildup_runs, step_differences
+from engine.paper.claims import FAILS, HOLDS, NO_DIFFERENCE
 
 
 def test_the_stored_bits_cover_the_test_split_and_the_verdicts_pair():

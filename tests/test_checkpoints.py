@@ -8,11 +8,11 @@ import json
 import pytest
 import torch
 
-from engine.models import CHECKPOINTS, checkpoint_stem
-from engine.placement import PAPER_DEPTHS, buildup_sequence
-from engine.registry import create_model, load_checkpoint
-from engine.train import evaluate
-from engine.training_data import subset_split
+from engine.data.training_data import subset_split
+from engine.models.cifar_family import CHECKPOINTS, checkpoint_stem
+from engine.models.placement import PAPER_DEPTHS, buildup_sequence
+from engine.models.registry import create_model, load_checkpoint
+from engine.training.train import evaluate
 
 SIDECARS = sorted(CHECKPOINTS.glob("*.json"))
 # the first priority: build-up steps 0, 2, 4 and 6 (the paper's placement) and the CIFAR ViT

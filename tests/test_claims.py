@@ -1,4 +1,4 @@
-"""The claims counted under Figs 8 and 9 (engine.claims, app.views.evidence): on made-up results where a
+"""The claims counted under Figs 8 and 9 (engine.paper.claims, app.views.evidence): on made-up results where a
 claim holds and where it fails, the counts and the words follow the numbers; on a real model the counts
 equal a count made by hand from the block list."""
 
@@ -9,7 +9,7 @@ from PIL import Image
 
 import engine
 from app.views.evidence import distance_here, high_frequency_here, variance_here
-from engine.claims import Count, Evidence
+from engine.paper.claims import Count, Evidence
 from engine.results import AttentionLayer, AttentionResult, BlockResult, ModelResult
 
 
@@ -72,7 +72,7 @@ def test_counts_on_a_real_model_match_a_count_by_hand(photos):
 
 
 def test_engine_verdicts_state_rule_and_observation_apart_and_never_count_random_weights():
-    from engine.claims import FAILS, HOLDS, NOT_TESTED, Counted, unit_verdict
+    from engine.paper.claims import FAILS, HOLDS, NOT_TESTED, Counted, unit_verdict
 
     holds = Evidence.of(result(KINDS, [1, 0.5, 2, 1, 3, 5, 4], [0, -1, 1, 0, 2, 3, 1]))
     fails = Evidence.of(result(KINDS, [1, 2, 1, 3, 2, 1, 5], [0, 1, 0, 1, 0, 0, 2]))

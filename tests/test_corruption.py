@@ -15,9 +15,9 @@ from scipy import ndimage
 
 import engine
 from engine.analyses.corruption import CORRUPTIONS, CorruptionRobustness, corrupt
-from engine.cifar_subset import balanced, subset
+from engine.data.cifar_subset import balanced, subset
 from engine.errors import EngineError
-from engine.findings import (
+from engine.paper.findings import (
     FINDINGS,
     STORE,
     corruption_correct,
@@ -206,7 +206,7 @@ def test_accuracies_match_a_manual_loop():
 
 
 def test_fig_12b_bits_give_the_analysis_accuracies_and_the_models_predictions():
-    """Step 6's (bundled weights) bit per corrupted image (engine.findings.corruption_correct, as
+    """Step 6's (bundled weights) bit per corrupted image (engine.paper.findings.corruption_correct, as
     scripts/score_test_split.py --corruption stores them), counted per corruption and severity, give the accuracy
     that CorruptionRobustness measures there, and one cell's bits are its predictions made by hand."""
     model = load_member("step6", device="cpu")

@@ -45,11 +45,6 @@ def photos_zip(tmp_path_factory) -> Path:
     return write_photos_zip(tmp_path_factory.mktemp("zips") / "photos.zip")
 
 
-@pytest.fixture
-def client(server_url: str) -> Client:
-    return Client(server_url, verbose=False)
-
-
 def test_a_zip_gives_dataset_curves_equal_to_the_engines(client: Client, photos_zip: Path):
     status, high_frequency, variance, *_ = client.predict(
         handle_file(str(photos_zip)), MODELS, "", "auto", api_name="/dataset_curves"

@@ -15,11 +15,6 @@ from gradio_client.exceptions import AppError
 MODELS = ["resnet50", "vit_tiny_patch16_224"]
 
 
-@pytest.fixture
-def client(server_url: str) -> Client:
-    return Client(server_url, verbose=False)
-
-
 def huge_png(path: Path, width: int = 10_000, height: int = 10_000) -> Path:
     """A PNG whose header claims width x height pixels (100 megapixels), a few bytes long."""
 

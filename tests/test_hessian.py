@@ -16,9 +16,9 @@ from torch.func import functional_call, grad, vjp
 
 import engine
 from engine.analyses.hessian import HessianSpectrum
-from engine.cifar_subset import subset
-from engine.models import CIFAR10_MEAN, CIFAR10_STD, cifar_transform
-from engine.registry import LoadedModel
+from engine.data.cifar_subset import subset
+from engine.models.cifar_family import CIFAR10_MEAN, CIFAR10_STD, cifar_transform
+from engine.models.registry import LoadedModel
 
 WD = 5e-4
 

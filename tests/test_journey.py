@@ -36,7 +36,7 @@ PICKED_MAP = "Saliency"
 BAD_SPEC, GOOD_SPEC = "s1:1,s5:2,s3:9,foo", "s3:6,s4:2,s4:4"
 DRAWING = "AlterNet architecture, MSA blocks {spec}"  # Fig 11's aria-label
 EXCEPTION = re.compile(r"Traceback|TypeError|This app has encountered an error|Exception")
-SEEN: dict[str, dict[str, object]] = {}  # front end: what it showed, compared by the last test
+SEEN: dict[str, dict[str, object] | Exception] = {}  # front end: what it showed along the journey, or its failure
 # the page's text as shown, for the observers that count progress lines: Gradio's screen-reader announcements
 # (.sr-only) repeat a progress line later, throttled, after a newer one was shown or the line went
 SHOWN_TEXT = """() => {
@@ -626,24 +626,34 @@ JOURNEY = [model_limit, analyze_two, pick_map, lesion, swap_model, export_figure
 JOURNEY += [double_click, phone, not_an_image]
 
 
+def journey(front_end: str, request, page: Page, photo: Path, output_dir: Path, tmp_path: Path) -> dict[str, object]:
+    """What `front_end` showed along the whole journey, which runs once per test session (a failed one is not
+    run again: its failure is what is kept)."""
+    if front_end not in SEEN:
+        page.set_viewport_size({"width": 1440, "height": 1000})
+        url = request.getfixturevalue("server_url" if front_end == "gradio" else "streamlit_url")
+        front = (Gradio if front_end == "gradio" else Streamlit)(page, url, output_dir, tmp_path)
+        SEEN[front_end] = AssertionError(f"the {front_end} journey failed")
+        for step in JOURNEY:
+            try:
+                step(front, photo)
+            except Exception:
+                front.shot(f"failed-{step.__name__}")
+                raise
+        SEEN[front_end] = front.seen
+    if isinstance(SEEN[front_end], Exception):
+        raise SEEN[front_end]
+    return SEEN[front_end]
+
+
 @pytest.mark.parametrize("front_end", ["gradio", "streamlit"])
 def test_the_journey(front_end: str, request, page: Page, sample_photo: Path, output_dir: Path, tmp_path: Path):
-    page.set_viewport_size({"width": 1440, "height": 1000})
-    url = request.getfixturevalue("server_url" if front_end == "gradio" else "streamlit_url")
-    front = (Gradio if front_end == "gradio" else Streamlit)(page, url, output_dir, tmp_path)
-    SEEN[front_end] = front.seen
-    for step in JOURNEY:
-        try:
-            step(front, sample_photo)
-        except Exception:
-            front.shot(f"failed-{step.__name__}")
-            raise
+    journey(front_end, request, page, sample_photo, output_dir, tmp_path)
 
 
-def test_both_front_ends_showed_the_same():
-    """Run after the journeys: the same limits, defaults, links and messages in both front ends."""
-    assert set(SEEN) == {"gradio", "streamlit"}, "run both journeys first"
-    gradio, streamlit = SEEN["gradio"], SEEN["streamlit"]
+def test_both_front_ends_showed_the_same(request, page: Page, sample_photo: Path, output_dir: Path, tmp_path: Path):
+    """The same limits, defaults, links and messages in both front ends (the journeys run here if not yet run)."""
+    gradio, streamlit = (journey(f, request, page, sample_photo, output_dir, tmp_path) for f in ("gradio", "streamlit"))
     assert set(gradio) == set(streamlit), (sorted(gradio), sorted(streamlit))
     differ = {what: (gradio[what], streamlit[what]) for what in sorted(gradio) if gradio[what] != streamlit[what]}
     assert not differ, differ

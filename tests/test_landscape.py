@@ -12,7 +12,7 @@ import torch.nn.functional as F
 
 import engine
 from engine.analyses.landscape import LossLandscape
-from engine.cifar_subset import subset
+from engine.data.cifar_subset import subset
 
 WD = 5e-4
 

@@ -76,3 +76,33 @@ def test_engine_tabs_and_views_import_no_front_end():
 def test_the_cycle_check_finds_a_cycle():
     assert cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert cycle({"a": {"b"}, "b": set()}) is None
+
+
+def rooms(edges: dict[str, set[str]], folder: str) -> dict[str, set[str]]:
+    """The import graph between `folder`'s packages (a module at its root stands for itself)."""
+    depth = len(folder.split("/")) + 1
+
+    def room(name: str) -> str:
+        return ".".join(name.split(".")[:depth])
+
+    found: dict[str, set[str]] = {}
+    for name, targets in edges.items():
+        found.setdefault(room(name), set()).update(room(t) for t in targets if room(t) != room(name))
+    return found
+
+
+def test_the_engine_is_in_rooms_with_no_loop_between_them():
+    at_root = [path.name for path in (ROOT / "engine").glob("*.py")]
+    assert len(at_root) <= 8, sorted(at_root)
+    edges = graph("engine")
+    edges.pop("engine", None)
+    between = rooms(edges, "engine")
+    assert {"engine.models", "engine.analyses", "engine.data", "engine.paper", "engine.training"} <= set(between)
+    assert cycle(between) is None, cycle(between)
+
+
+def test_the_app_has_no_import_cycle():
+    """app/service.py and app/views/ do not import each other, nor does anything else loop."""
+    edges = {name: targets - {"app"} for name, targets in graph("app").items() if name != "app"}  # its empty face
+    assert cycle(edges) is None, cycle(edges)
+    assert not any(m.startswith("app.views") for m in edges["app.service"])

@@ -12,7 +12,7 @@ from torch import nn
 
 import engine
 from engine.analyses.lesion import LesionAccuracy, headline
-from engine.cifar_subset import subset
+from engine.data.cifar_subset import subset
 from engine.errors import EngineError
 
 pytestmark = pytest.mark.usefixtures("one_thread")

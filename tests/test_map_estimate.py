@@ -1,5 +1,5 @@
 """A map's expected time is said before and while it runs, and one over the request's time budget is refused at
-once: the estimate from the footprint's timed forward pass (engine.budget.check_time), on a real timm model."""
+once: the estimate from the footprint's timed forward pass (engine.analyses.budget.check_time), on a real timm model."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 
 from app.service import Service
 from engine.analyses.attributions import BACKWARD_RATIO, IntegratedGradients, Occlusion, estimate
-from engine.budget import TooLarge, check_time, footprint
-from engine.registry import create_model
+from engine.analyses.budget import TooLarge, check_time, footprint
+from engine.models.registry import create_model
 
 
 def test_time_check_counts_the_passes_at_the_timed_forward_and_refuses_past_the_limit() -> None:

@@ -8,8 +8,8 @@ import torch
 import torch.nn.functional as F
 
 import engine
-from engine.blocks import BlockSpec
-from engine.measure import fourier_curve, to_bchw, variance
+from engine.analyses.measure import fourier_curve, to_bchw, variance
+from engine.models.blocks import BlockSpec
 
 
 def noise(seed: int = 0) -> torch.Tensor:
@@ -110,7 +110,7 @@ def test_batches_are_averaged_as_the_paper_does(photos):
 @pytest.mark.parametrize("h, w", [(7, 7), (8, 8), (14, 14), (27, 27), (6, 9), (9, 6), (7, 10), (70, 70), (65, 80)])
 def test_diagonal_spectrum_equals_the_rolled_full_fft_diagonal(h, w):
     """Through the DFT-matrix product, and past DFT_MAX_PIXELS through the full FFT."""
-    from engine.measure import map_statistics
+    from engine.analyses.measure import map_statistics
 
     def rolled_diagonal(maps: torch.Tensor) -> torch.Tensor:
         rolled = torch.roll(torch.fft.fft2(maps), shifts=(h // 2, w // 2), dims=(-2, -1))

@@ -1,4 +1,4 @@
-"""Paired comparisons (engine.paired) against computations made another way: McNemar's exact p from the binomial
+"""Paired comparisons (engine.paper.paired) against computations made another way: McNemar's exact p from the binomial
 sum written out, the paired bootstrap against a bootstrap that resamples image indices, Welch's interval from its
 formula."""
 
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from engine.paired import over_seeds, paired, points
+from engine.paper.paired import over_seeds, paired, points
 
 
 def bits(both: int, only_a: int, only_b: int, neither: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:

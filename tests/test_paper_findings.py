@@ -17,8 +17,8 @@ from streamlit.testing.v1 import AppTest
 
 from app.paper_findings import ORDER, PAIRS, caption, panels, stored
 from engine.analyses.noise import FrequencyNoise
-from engine.claims import FAILS, HOLDS, NO_DIFFERENCE
-from engine.findings import (
+from engine.paper.claims import FAILS, HOLDS, NO_DIFFERENCE
+from engine.paper.findings import (
     FIGURE_MEMBERS,
     FINDINGS,
     corruption_correct,
@@ -28,15 +28,10 @@ from engine.findings import (
     outdated,
     pack_bits,
 )
-from engine.verdicts import corrupted_differences, figure_verdicts
+from engine.paper.verdicts import corrupted_differences, figure_verdicts
 from tests.conftest import ROOT
 
 TIMEOUT_MS = 300_000
-
-
-@pytest.fixture
-def client(server_url: str) -> Client:
-    return Client(server_url, verbose=False)
 
 
 def plotted(plot: dict) -> list[dict]:

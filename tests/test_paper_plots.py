@@ -19,10 +19,10 @@ from engine.analyses.hessian import HessianSpectrum
 from engine.analyses.landscape import LossLandscape
 from engine.analyses.noise import FrequencyNoise
 from engine.analyses.similarity import FeatureSimilarity
-from engine.cifar_subset import balanced, subset
-from engine.findings import STORE
-from engine.models import cifar_transform
-from engine.registry import LoadedModel
+from engine.data.cifar_subset import balanced, subset
+from engine.models.cifar_family import cifar_transform
+from engine.models.registry import LoadedModel
+from engine.paper.findings import STORE
 from tests.test_hessian import Saddle
 
 ALTERNET = {"width": 4, "depths": (1, 1, 1, 2), "msa": "s4:2"}

@@ -20,7 +20,7 @@ from gradio_client.exceptions import AppError
 import engine
 from app.service import Service
 from engine.analyses.attributions import IntegratedGradients
-from engine.budget import SCRATCH
+from engine.analyses.budget import SCRATCH
 from tests.conftest import ROOT, gradio_server
 from tests.test_server_guard import header_only_png
 
@@ -87,7 +87,7 @@ def test_batch_cut_to_the_budget_gives_the_unbatched_map(budget_server, client: 
 MEASURE = """
 import json, re, sys, torch, engine
 from engine.analyses.attributions import METHODS
-from engine.budget import bytes_at, footprint
+from engine.analyses.budget import bytes_at, footprint
 name, method, batch = sys.argv[1], sys.argv[2], int(sys.argv[3])
 model = engine.create_model(name, "random")
 analysis = METHODS[method](model, batch_size=batch)
@@ -123,7 +123,7 @@ def test_estimate_bounds_the_measured_peak(name: str, method: str, batch: int, s
 PLAIN = """
 import json, re, sys
 from app.service import Service
-from engine.budget import footprint, plain_bytes
+from engine.analyses.budget import footprint, plain_bytes
 service, name = Service(), sys.argv[1]
 loaded = service.load(name, service.weights_for(name, "random"))
 need = footprint(loaded)

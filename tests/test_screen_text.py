@@ -172,7 +172,7 @@ def test_titles_fit_a_narrow_column(runs):
 
 def test_the_fig_11_drawing_scrolls_rather_than_shrinks_on_a_phone():
     from app.views.alternet import DRAWING_MIN_WIDTH, drawing_html
-    from engine.placement import PAPER_DEPTHS, parse
+    from engine.models.placement import PAPER_DEPTHS, parse
 
     html = drawing_html(parse("s4:4", PAPER_DEPTHS))
     assert "overflow-x:auto" in html and f"min-width:{DRAWING_MIN_WIDTH}px" in html

@@ -16,7 +16,7 @@ from app.service import OFFLINE_MODELS
 from app.streamlit_ui.resources import service
 from app.tabs.compare import column_key
 from app.views.texts import LABEL
-from engine.registry import get_spec
+from engine.models.registry import get_spec
 from tests.conftest import ROOT, streamlit_server, streamlit_settled, streamlit_upload
 from tests.test_dataset_app import write_photos_zip
 from tests.test_server_guard import patch_member, png_bytes

@@ -20,9 +20,9 @@ from app.tabs.tour import KEYS, TourTab, index_of
 from app.views.evidence import Verdict, better_verdict, distance_verdict, unit_verdict
 from app.views.texts import TOUR_INTACT
 from app.views.tour import LABEL_PX, buildup_figure, distance_figure, labelled_row
-from engine.buildup import alternet_verdict
-from engine.findings import STORE, outdated
-from engine.registry import get_spec
+from engine.models.registry import get_spec
+from engine.paper.buildup import alternet_verdict
+from engine.paper.findings import STORE, outdated
 from engine.results import AttentionLayer, AttentionResult
 from tests.conftest import ROOT, streamlit_settled, streamlit_upload
 from tests.test_claims import KINDS, result

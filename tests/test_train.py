@@ -6,13 +6,12 @@ import math
 import pytest
 import torch
 
-from engine import checkpoint as ckpt
-from engine import models
+from engine.data.training_data import crop_flip
 from engine.errors import CheckpointError, EngineError
-from engine.models import build_alternet
-from engine.registry import create_model, load_checkpoint
-from engine.train import lr_at, main, resolve_precision
-from engine.training_data import crop_flip
+from engine.models import checkpoint as ckpt
+from engine.models import cifar_family
+from engine.models.registry import create_model, load_checkpoint
+from engine.training.train import lr_at, main, resolve_precision
 from tests.conftest import two_class_folder
 
 TINY = ["--model", "alternet", "--width", "4", "--depths", "1,1,2,2", "--msa", "s3:2,s4:2", "--batch-size", "16"]
@@ -45,7 +44,7 @@ def test_training_lowers_loss_and_checkpoint_reloads_identically(folder, tmp_pat
     assert meta["precision"] == resolve_precision("auto", torch.device("cpu")) and meta["device"].startswith("cpu")
     assert meta["images_per_s"] > 0 and meta["minutes"] >= 0 and meta["test_images"] == 16
     assert meta["subset_accuracy"] is None  # two classes: not CIFAR-10, so no subset evaluation
-    monkeypatch.setattr(models, "CHECKPOINTS", tmp_path)
+    monkeypatch.setattr(cifar_family, "CHECKPOINTS", tmp_path)
     bundled = create_model("alternet", msa="s3:2,s4:2", depths=(1, 1, 2, 2), width=4, device="cpu")
     assert bundled.weights.startswith("trained here: 3 epochs") and "ImageFolder" in bundled.weights
     with torch.no_grad():
@@ -65,7 +64,7 @@ def test_resumed_run_repeats_uninterrupted_run(folder, tmp_path):
 
 def test_checkpoint_that_does_not_fit_names_the_keys(tmp_path):
     torch.manual_seed(0)
-    model = build_alternet("s4:2", depths=(1, 1, 2, 2), width=4)
+    model = cifar_family.build_alternet("s4:2", depths=(1, 1, 2, 2), width=4)
     meta = ckpt.CheckpointMeta("alternet", {"msa": "s4:2", "depths": [1, 1, 2, 2], "width": 4}, ["a", "b"])
     ckpt.save(model, tmp_path / "m", meta, half=True)
     loaded, _ = load_checkpoint(tmp_path / "m.safetensors")

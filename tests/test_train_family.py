@@ -3,7 +3,7 @@
 import json
 import sys
 
-from engine.models import CHECKPOINTS
+from engine.models.cifar_family import CHECKPOINTS
 from tests.conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "scripts"))

@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 import torch
 
-from engine import train as trainer
 from engine.errors import EngineError
-from engine.registry import get_spec, load_checkpoint
-from engine.train import main, parse_args
-from engine.trajectory import polar_trajectory
+from engine.models.registry import get_spec, load_checkpoint
+from engine.training import train as trainer
+from engine.training.train import main, parse_args
+from engine.training.trajectory import polar_trajectory
 from tests.conftest import two_class_folder
 
 TINY = ["--model", "alternet", "--width", "4", "--depths", "1,1,2,2", "--msa", "s3:2,s4:2", "--batch-size", "16"]

@@ -1,13 +1,14 @@
-"""Figs 8 and 9 image by image (engine.unit_spread): shares and bootstrap counts on made-up values where the answer
-is known, and on a real model the counts on the image mean equal engine.claims.Evidence over the same images."""
+"""Figs 8 and 9 image by image (engine.paper.unit_spread): shares and bootstrap counts on made-up values where the
+answer is known, and on a real model the counts on the image mean equal engine.paper.claims.Evidence over the
+same images."""
 
 from __future__ import annotations
 
 import numpy as np
 
 import engine
-from engine.claims import Evidence
-from engine.unit_spread import UnitSpread, measure, spread, stored
+from engine.paper.claims import Evidence
+from engine.paper.unit_spread import UnitSpread, measure, spread, stored
 
 KINDS = ["embed", "msa", "mlp", "pool", "msa"]
 

@@ -1,4 +1,4 @@
-"""The verdicts on the stored paper figures (engine.verdicts) and where they are shown: each rule checked by hand
+"""The verdicts on the stored paper figures (engine.paper.verdicts) and where they are shown: each rule checked by hand
 on the stored numbers, random-weight runs never counted, Fig 12b's per-image bits made as the analysis makes its
 images, and a verdict under every figure of the Paper figures tab."""
 
@@ -12,9 +12,9 @@ import pytest
 import engine
 from app.paper_findings import caption, sections
 from engine.analyses.corruption import CorruptionRobustness
-from engine.claims import FAILS, HOLDS, NO_DIFFERENCE, NOT_TESTED
-from engine.findings import FINDINGS, corruption_correct, pack_bits, unpack_bits
-from engine.verdicts import FIGURE_VERDICTS, corruption, figure_verdicts, lesion, noise, stored_sections
+from engine.paper.claims import FAILS, HOLDS, NO_DIFFERENCE, NOT_TESTED
+from engine.paper.findings import FINDINGS, corruption_correct, pack_bits, unpack_bits
+from engine.paper.verdicts import FIGURE_VERDICTS, corruption, figure_verdicts, lesion, noise, stored_sections
 
 
 def test_every_figure_of_the_paper_tab_carries_its_verdicts():

@@ -13,7 +13,7 @@ from playwright.sync_api import Locator, Page, expect
 
 from app.service import OFFLINE_MODELS
 from app.views.texts import LABEL
-from engine.registry import get_spec
+from engine.models.registry import get_spec
 from tests.conftest import streamlit_settled, streamlit_upload
 from tests.test_streamlit import streamlit_url  # noqa: F401  (the real Streamlit server, a fixture)
 

@@ -17,7 +17,7 @@ from gradio_client.exceptions import AppError
 from PIL import Image
 
 from bench.repeated_zip import one_copy_named
-from engine.zip_images import shared_entries
+from engine.data.zip_images import shared_entries
 from tests.test_request_budget import budget_server  # noqa: F401 (the fixture: that module's server)
 
 MODELS = ["vit_cifar", "preact_resnet"]

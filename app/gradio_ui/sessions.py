@@ -18,7 +18,7 @@ from typing import Iterator
 import gradio as gr
 
 from app.guard import SessionFiles
-from engine.budget import give_back
+from engine.analyses.budget import give_back
 
 log = logging.getLogger("vit_explorer")
 

@@ -21,8 +21,8 @@ from app.service import Report
 from app.tabs import Download, problem, problems
 from app.views import alternet as view
 from app.views import evidence, figures
-from engine.images import ImageInput
-from engine.placement import PAPER_DEPTHS, Placement, PlacementError, parse
+from engine.data.images import ImageInput
+from engine.models.placement import PAPER_DEPTHS, Placement, PlacementError, parse
 
 SUBSET_DEFAULT, SUBSET_MIN, SUBSET_MAX = 100, 10, 1000
 PAPER_STEP = len(STEPS) - 1

@@ -19,8 +19,8 @@ from app.paper_findings import ORDER, PaperFindings
 from app.service import Report
 from app.tabs import Download, problem, problems
 from app.views import texts as text
-from engine.findings import FINDINGS
-from engine.images import ImageInput
+from engine.data.images import ImageInput
+from engine.paper.findings import FINDINGS
 
 Recomputed = dict[str, dict]  # analysis name -> its section, recomputed in this session
 NOISE = "noise"  # the analysis that also runs on the user's photo

@@ -27,9 +27,9 @@ from app.views import texts as text
 from app.views import tour as pictures
 from app.views.attention import ViewOptions, render
 from app.views.evidence import Verdict
-from engine import buildup, verdicts
 from engine.analyses.attributions import patch_size
 from engine.errors import shown as one_line
+from engine.paper import buildup, verdicts
 
 KEYS = tuple(text.TOUR)  # patches, where, frequency, variance, answer, alternet, robustness
 READS_RUNS = ("patches", "where", "frequency", "variance", "answer")  # the steps on the Compare tab's results

@@ -9,11 +9,11 @@ import numpy as np
 from PIL import Image
 
 from app.cifar_lab import BASELINES, STEPS, Cost, LabRun, alternet_label, step_of
-from engine.checkpoint import read_meta
-from engine.models import DEFAULT_WIDTH, bundled_path
 from engine.models.alternet import EXPANSION, HEADS
-from engine.placement import PAPER_DEPTHS, Placement
-from engine.registry import get_spec
+from engine.models.checkpoint import read_meta
+from engine.models.cifar_family import DEFAULT_WIDTH, bundled_path
+from engine.models.placement import PAPER_DEPTHS, Placement
+from engine.models.registry import get_spec
 
 CONV, MSA, POOL = "#ffffff", "#b8b8b8", "#9ec5e8"  # Fig 11: white Conv, gray MSA, blue subsampling
 BOX_W, BOX_H, GAP, STAGE_GAP = 46, 64, 6, 26

@@ -1,15 +1,15 @@
 """What the models on screen show about the paper's claims, in words computed from their results
-(engine.claims): the lines under Figs 8 and 9, and the attention distance of a column."""
+(engine.paper.claims): the lines under Figs 8 and 9, and the attention distance of a column."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
-from app.views.units import lesion_of
-from engine import claims, unit_spread
+from app.units import lesion_of
 from engine.analyses.logit_lens import LogitLensResult
-from engine.claims import Count, Evidence
+from engine.paper import claims, unit_spread
+from engine.paper.claims import Count, Evidence
 from engine.results import ModelResult
 
 RANDOM_NOTE = f" (random weights: {claims.APART})"
@@ -124,7 +124,7 @@ def _said(holds: bool | None, reasons: list[str]) -> Verdict:
 
 @lru_cache(maxsize=1)
 def _stored_spreads() -> dict[str, unit_spread.UnitSpread]:
-    """The stored per-unit spreads of the trained family (engine.unit_spread), by the weights they measured."""
+    """The stored per-unit spreads of the trained family (engine.paper.unit_spread), by the weights they measured."""
     return {spread.weights: spread for spread in unit_spread.stored().values()}
 
 
@@ -164,7 +164,7 @@ def stored_spread(results: list[ModelResult], value: str) -> str:
 
 
 def unit_verdict(results: list[ModelResult], value: str) -> Verdict:
-    """Figs 8 (`value` "high_freq") and 9 ("variance") on the results on screen (engine.claims.unit_verdict):
+    """Figs 8 (`value` "high_freq") and 9 ("variance") on the results on screen (engine.paper.claims.unit_verdict):
     holds where, in every trained model, most MSA units lower the value and most Conv/MLP units raise it;
     random-weight models are shown apart and never counted."""
     models = [claims.Counted(r.label, r.random_weights, Evidence.of(r)) for r in results]

@@ -15,10 +15,10 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.colors import sample_colorscale
 
-from app.views.units import lesion_of
+from app.units import lesion_of
 from engine.analyses.logit_lens import LogitLensResult
 from engine.errors import EngineError
-from engine.registry import get_spec
+from engine.models.registry import get_spec
 from engine.results import ModelResult
 
 MODEL_COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd")  # the paper's ResNet blue and ViT red first

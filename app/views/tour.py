@@ -1,5 +1,5 @@
 """The guided tour's own pictures: the patch grid over the photo, the attention distance by depth, and the
-family's test accuracy along AlterNet's build-up (Fig 12a's steps, every bundled seed, from engine.buildup)."""
+family's test accuracy along AlterNet's build-up (Fig 12a's steps, every bundled seed, from engine.paper.buildup)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from PIL import Image, ImageDraw, ImageFont
 
 from app.cifar_lab import STEPS
 from app.views.figures import MODEL_COLORS, layout, model_name, model_places, model_style
-from engine.buildup import Run
+from engine.paper.buildup import Run
 from engine.results import ModelResult
 
 GRID_COLOR = np.array([255, 255, 255], dtype=np.uint8)
@@ -71,7 +71,7 @@ def distance_figure(results: list[ModelResult]) -> go.Figure:
 
 
 def buildup_points(runs: dict[int, list[Run]]) -> tuple[dict[int, tuple[float, float]], dict[int, list[float]]]:
-    """From every step's bundled runs (engine.buildup): step -> (mean test accuracy over its seeds, epochs), and
+    """From every step's bundled runs (engine.paper.buildup): step -> (mean test accuracy over its seeds, epochs), and
     step -> each seed's accuracy for the steps with more than one seed."""
     accuracy = {n: (float(np.mean([r.accuracy for r in rs])), rs[0].epochs) for n, rs in runs.items()}
     return accuracy, {n: [r.accuracy for r in rs] for n, rs in runs.items() if len(rs) > 1}

@@ -12,4 +12,7 @@
     hessian         Figs 1c and 4: Hessian max-eigenvalue spectra
     landscape       Fig 1a: the loss landscape along filter-normalized random directions
     corruption      Fig 12b: accuracy under CIFAR-10-C corruptions
+
+Beside them: `measure` (the paper's measurements of one latent) and `budget` (a map's memory, known before it
+runs).
 """

@@ -18,7 +18,7 @@ from functools import lru_cache
 import torch
 from torch import nn
 
-from ..blocks import BlockSpec
+from ..models.blocks import BlockSpec
 from ..results import AttentionLayer, AttentionResult
 from .base import explicit_attention, fused_attention, owned
 

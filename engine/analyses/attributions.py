@@ -38,7 +38,7 @@ from captum import attr
 from PIL import Image
 
 from ..errors import EngineError
-from ..registry import LoadedModel
+from ..models.registry import LoadedModel
 from ..results import AttributionMap
 from .base import Images, Labels, ModelAnalysis, Progress, explicit_attention, fused_attention, owned
 from .gradcam import GradCam

@@ -22,9 +22,9 @@ from typing import Callable, Protocol, Sequence
 import numpy as np
 import torch
 
+from ..data.images import ImageInput, load_image
 from ..errors import EngineError
-from ..images import ImageInput, load_image
-from ..registry import LoadedModel
+from ..models.registry import LoadedModel
 
 Progress = Callable[[int, int], None]
 Images = Sequence[ImageInput] | torch.Tensor

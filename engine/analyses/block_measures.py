@@ -13,14 +13,14 @@ from torch import nn
 from torch.utils.hooks import RemovableHandle
 from torchvision import transforms as T
 
-from ..blocks import BlockSpec
-from ..images import ImageInput, load_image
-from ..measure import MapStatistics, map_statistics, to_bchw
-from ..registry import LoadedModel, create_model
+from ..data.images import ImageInput, load_image
+from ..models.blocks import BlockSpec
+from ..models.registry import LoadedModel, create_model
+from ..models.weights_choice import Weights
 from ..results import Analysis, BlockResult, ModelResult, Prediction
-from ..weights_choice import Weights
 from .attention import AttentionRecorder
 from .base import Images, Labels, ModelAnalysis, Progress, owned
+from .measure import MapStatistics, map_statistics, to_bchw
 
 
 def watch_latents(specs: list[BlockSpec], on_latent: Callable[[int, torch.Tensor], None]) -> list[RemovableHandle]:

@@ -25,7 +25,7 @@ from PIL import Image
 from scipy import ndimage
 
 from ..errors import EngineError
-from ..registry import LoadedModel
+from ..models.registry import LoadedModel
 from .base import Labels, ModelAnalysis, Progress
 
 Corruption = Callable[[np.ndarray, int, np.random.Generator], np.ndarray]

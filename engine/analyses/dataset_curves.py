@@ -24,15 +24,15 @@ import torch.distributed as dist
 from PIL import Image
 from torch.utils.data import DataLoader, Dataset, DistributedSampler
 
-from ..blocks import BlockSpec
+from ..data.images import load_image
+from ..data.zip_images import check_pixel_budget, image_size, read_member
 from ..errors import EngineError, ImageError
-from ..images import load_image
-from ..measure import map_statistics, to_bchw
-from ..registry import LoadedModel, Transform
+from ..models.blocks import BlockSpec
+from ..models.registry import LoadedModel, Transform
 from ..results import BlockResult, ModelResult
-from ..zip_images import check_pixel_budget, image_size, read_member
 from .base import ModelAnalysis, Progress
 from .block_measures import block_results, watch_latents
+from .measure import map_statistics, to_bchw
 
 IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".bmp", ".webp", ".gif", ".tif", ".tiff"}
 
@@ -53,7 +53,7 @@ class ImageStream(Dataset):
     """The images of a folder or ZIP through a model's eval transform, as (tensor, readable) pairs.
 
     An unreadable file (or a ZIP member that is encrypted, corrupt, or too large unpacked: see
-    engine.zip_images) gives a zero tensor with readable False: the batch keeps its shape, and the file
+    engine.data.zip_images) gives a zero tensor with readable False: the batch keeps its shape, and the file
     is left out of the measurements and named in the result. `max_pixels` bounds the pixels of all
     images together, read from their headers before any is decoded.
     """
@@ -87,7 +87,7 @@ class ImageStream(Dataset):
         return len(self.names)
 
     def _load(self, name: str) -> Image.Image:
-        """The image as RGB through engine.images.load_image (size limits, EXIF, alpha on white)."""
+        """The image as RGB through engine.data.images.load_image (size limits, EXIF, alpha on white)."""
         if self.source.is_dir():
             return load_image(self.source / name)
         if self._zip is None:

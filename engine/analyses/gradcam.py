@@ -10,13 +10,13 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from ..blocks import BlockSpec
 from ..errors import EngineError
-from ..measure import to_bchw
-from ..registry import LoadedModel
+from ..models.blocks import BlockSpec
+from ..models.registry import LoadedModel
 from ..results import AttributionMap
 from .base import Images, Labels, ModelAnalysis, Progress
 from .block_measures import watch_latents
+from .measure import to_bchw
 
 
 def cam_block(specs: list[BlockSpec]) -> BlockSpec:

@@ -25,9 +25,9 @@ import torch.nn.functional as F
 from PIL import Image
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
+from ..data.training_data import crop_flip
 from ..errors import EngineError
-from ..registry import LoadedModel
-from ..training_data import crop_flip
+from ..models.registry import LoadedModel
 from .base import Images, Labels, ModelAnalysis, Progress
 
 Batch = tuple[torch.Tensor, torch.Tensor]
@@ -44,7 +44,7 @@ def black(model: LoadedModel, size: int) -> torch.Tensor:
 
 
 def augment(x: torch.Tensor, fill: torch.Tensor, generator: torch.Generator, pad: int = 4) -> torch.Tensor:
-    """Training's augmentation (engine.training_data.crop_flip) on a preprocessed batch, padding with `fill`."""
+    """Training's augmentation (engine.data.training_data.crop_flip) on a preprocessed batch, padding with `fill`."""
     return crop_flip(x - fill, generator, pad) + fill
 
 

@@ -24,7 +24,7 @@ import torch
 import torch.nn.functional as F
 
 from ..errors import EngineError
-from ..registry import LoadedModel
+from ..models.registry import LoadedModel
 from .base import Images, Labels, ModelAnalysis, Progress
 from .hessian import l2_term
 

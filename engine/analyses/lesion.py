@@ -14,7 +14,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from ..errors import EngineError
-from ..registry import LoadedModel
+from ..models.registry import LoadedModel
 from .base import Images, Labels, ModelAnalysis, Progress, owned
 
 

@@ -20,7 +20,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..registry import LoadedModel
+from ..models.registry import LoadedModel
 from ..results import Prediction
 from .base import Images, Labels, ModelAnalysis, Progress
 from .block_measures import watch_latents

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ..registry import LoadedModel
+from ..models.registry import LoadedModel
 from .base import Images, Labels, ModelAnalysis, Progress
 
 

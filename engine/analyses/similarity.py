@@ -18,12 +18,12 @@ import numpy as np
 import torch
 from ckatorch.hsic import hsic1
 
+from ..data.images import load_image
 from ..errors import EngineError
-from ..images import load_image
-from ..measure import to_bchw
-from ..registry import LoadedModel
+from ..models.registry import LoadedModel
 from .base import Images, Labels, ModelAnalysis, Progress
 from .block_measures import watch_latents
+from .measure import to_bchw
 
 
 def tick_labels(kinds: Sequence[str]) -> list[str]:

@@ -22,8 +22,8 @@ import torch
 from timm.layers import DropPath, trunc_normal_
 from torch import nn
 
-from ..blocks import BlockSpec
-from ..placement import PAPER_PLACEMENT, Placement
+from .blocks import BlockSpec
+from .placement import PAPER_PLACEMENT, Placement
 
 EXPANSION = 4
 HEADS = (3, 6, 12, 24)

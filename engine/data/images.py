@@ -17,7 +17,7 @@ from typing import Iterator
 import numpy as np
 from PIL import Image, ImageFile, ImageOps, UnidentifiedImageError
 
-from .errors import ImageError
+from ..errors import ImageError
 
 MAX_PIXELS = 50_000_000
 ImageInput = str | Path | bytes | Image.Image | np.ndarray
@@ -53,11 +53,14 @@ class PixelBudget:
                 self._room.notify_all()
 
 
-def _open(src: str | Path | bytes, budget: PixelBudget | None = None, shorter_side: int | None = None) -> Image.Image:
+def _open(
+    src: str | Path | bytes, budget: PixelBudget | None = None, shorter_side: int | None = None, name: str = ""
+) -> Image.Image:
     if isinstance(src, bytes):
+        name = name or "the upload"
         if not src:
-            raise ImageError("the image is empty (0 bytes)")
-        stream, name = io.BytesIO(src), "the upload"
+            raise ImageError(f"{name}: the image is empty (0 bytes)")
+        stream = io.BytesIO(src)
     else:
         path = Path(src)
         if not path.is_file():
@@ -93,8 +96,8 @@ def _check_size(size: tuple[int, int], name: str) -> None:
         raise ImageError(f"{name}: the image has 0 pixels ({width}x{height})")
     if width * height > MAX_PIXELS:
         raise ImageError(
-            f"{name}: {width}x{height} is {width * height / 1e6:.0f} megapixels, over the "
-            f"{MAX_PIXELS // 1_000_000} megapixel limit"
+            f"{name}: {width}x{height} is {width * height:,} pixels, over the limit of {MAX_PIXELS:,} "
+            f"({MAX_PIXELS // 1_000_000} megapixels)"
         )
 
 
@@ -128,10 +131,13 @@ def to_rgb(image: Image.Image) -> Image.Image:
     return image.convert("RGB")
 
 
-def load_image(src: ImageInput, budget: PixelBudget | None = None, shorter_side: int | None = None) -> Image.Image:
+def load_image(
+    src: ImageInput, budget: PixelBudget | None = None, shorter_side: int | None = None, name: str = ""
+) -> Image.Image:
     """Any supported input (path, bytes, PIL image, HxW or HxWxC uint8 array) as an RGB image. A file or bytes is
     decoded within `budget` when given, and a JPEG at the smallest scale (1/2, 1/4, 1/8) that keeps its shorter
-    side at least `shorter_side` (JPEG's own reduced decoding: a 12-megapixel photo is decoded at 3)."""
+    side at least `shorter_side` (JPEG's own reduced decoding: a 12-megapixel photo is decoded at 3). Bytes are
+    named `name` in messages ("the upload" if none)."""
     if isinstance(src, np.ndarray):
         if src.size == 0:
             raise ImageError("the image array is empty")
@@ -142,4 +148,4 @@ def load_image(src: ImageInput, budget: PixelBudget | None = None, shorter_side:
     if isinstance(src, Image.Image):
         _check_size(src.size, "the image")
         return to_rgb(src)
-    return _open(src, budget, shorter_side)
+    return _open(src, budget, shorter_side, name)

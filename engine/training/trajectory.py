@@ -12,7 +12,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from .errors import EngineError
+from ..errors import EngineError
 
 
 def flat_parameters(model: nn.Module) -> np.ndarray:

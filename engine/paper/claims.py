@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .results import ModelResult
+from ..results import ModelResult
 
 MSA, OTHERS = ("msa",), ("conv", "mlp")
 

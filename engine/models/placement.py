@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .errors import EngineError
+from ..errors import EngineError
 
 PAPER_DEPTHS = (3, 4, 6, 4)
 PAPER_CAPS = (0, 1, 3, 2)

@@ -1,4 +1,4 @@
-"""Issue 37's Gradio follow-ups in a real headless Chromium: an error toast is plain text (a typed spec's markup
+"""Gradio's messages in a real headless Chromium: an error toast is plain text (a typed spec's markup
 is not drawn), a bad spec is logged once, an error toast does not outlive a later successful Analyze, and a
 refused file says so on the status line, and its preview is a line, not a broken image."""
 

@@ -1,4 +1,4 @@
-"""Issue 37's Streamlit defects, in a real Streamlit server and headless Chromium (AppTest where it truly
+"""Streamlit's page rules, in a real Streamlit server and headless Chromium (AppTest where it truly
 runs the behaviour): a map's look changed while it is computed, a bad AlterNet spec kept on screen, the teaching
 pack naming the photo, and the AlterNet build-up table at phone width."""
 
@@ -16,7 +16,7 @@ from app.streamlit_ui.resources import service
 from app.tabs.compare import Look
 from app.tabs.tour import TourTab
 from app.views.texts import LABEL
-from engine.registry import get_spec
+from engine.models.registry import get_spec
 from tests.conftest import streamlit_settled
 from tests.test_streamlit import SCRIPT, TIMEOUT_S, offline, streamlit_url  # noqa: F401 (fixtures)
 

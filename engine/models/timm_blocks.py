@@ -65,9 +65,9 @@ from timm.models.swin_transformer import SwinTransformer
 from timm.models.vision_transformer import VisionTransformer
 from torch import nn
 
+from ..errors import UnknownModelError
 from . import blocks as B
 from .blocks import BlockSpec, Kind
-from .errors import UnknownModelError
 
 AttentionKind = Literal["global", "window"]
 Split = Callable[[nn.Module], list[BlockSpec]]

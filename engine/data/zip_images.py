@@ -18,7 +18,7 @@ from pathlib import Path
 
 from PIL import Image, UnidentifiedImageError
 
-from .errors import ImageError, shown
+from ..errors import ImageError, shown
 
 SUPPORTED_METHODS = {
     zipfile.ZIP_STORED: "stored",

@@ -1,6 +1,6 @@
 """Trained checkpoints: `X.safetensors` (weights) beside `X.json` (how to rebuild and how trained).
 
-This module only reads and writes the files; `engine.registry.load_checkpoint` rebuilds the exact
+This module only reads and writes the files; `engine.models.registry.load_checkpoint` rebuilds the exact
 architecture the sidecar names and loads the weights strictly.
 """
 
@@ -14,9 +14,9 @@ from pathlib import Path
 
 from torch import nn
 
-from .errors import CheckpointError
+from ..errors import CheckpointError
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 @dataclass

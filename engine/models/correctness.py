@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import CheckpointError
+from ..errors import CheckpointError
 
 
 @dataclass(frozen=True)

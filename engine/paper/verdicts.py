@@ -258,7 +258,7 @@ def corruption(section: dict | None) -> list[Verdict]:
 
 def corrupted_differences(section: dict) -> dict[str, PairedDifference]:
     """Each trained member with stored bits against the CNN (step 0) on the same corrupted images, the copies of
-    one test image grouped (engine.paired's `groups`: resampled and tested together), in the section's order."""
+    one test image grouped (engine.paper.paired's `groups`: resampled and tested together), in the section's order."""
     models = section["models"]
     first = models["step0"]["result"]
     cells = len(first["corruptions"]) * len(first["severities"])

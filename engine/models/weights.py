@@ -16,7 +16,7 @@ from urllib.parse import urlparse
 import torch
 from torch import nn
 
-from .errors import CheckpointError, OfflineWeightsError, WeightsUnavailableError
+from ..errors import CheckpointError, OfflineWeightsError, WeightsUnavailableError
 
 HUB_TIMEOUT_S = 3.0
 _WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")

@@ -1,14 +1,14 @@
 """Figs 8 and 9's per-unit claims image by image: over the bundled test subset, on how many images each MSA or
 Conv/MLP unit lowers (raises) the feature-map variance and the high-frequency Δ log amplitude, and for each model
-the count of units doing so on the mean over the images (what engine.claims.Evidence counts) with a bootstrap
+the count of units doing so on the mean over the images (what engine.paper.claims.Evidence counts) with a bootstrap
 interval over the images, so "0 of 6 MSA units lower the variance" carries how stable it is.
 
     spread = measure(load_member("step6"))      # 1,000 subset images
     spread.msa_lower_variance                    # UnitCount(changed=0, units=6, low=0, high=0)
-    python -m engine.unit_spread                 # every trained member, stored in assets/unit_claims.json
+    python -m engine.paper.unit_spread                 # every trained member, stored in assets/unit_claims.json
 
 A unit "lowers" a value on an image when the value after it is below the value after the unit before it
-(engine.claims); pool blocks and the stem are left out.
+(engine.paper.claims); pool blocks and the stem are left out.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .measure import map_statistics, to_bchw
-from .registry import ASSETS, LoadedModel
+from ..analyses.measure import map_statistics, to_bchw
+from ..models.registry import ASSETS, LoadedModel
 
 STORE = ASSETS / "unit_claims.json"
 RESAMPLES = 2000
@@ -106,7 +106,7 @@ def per_image(model: LoadedModel, images: np.ndarray, batch_size: int = 100) -> 
         variance[index].append(stats.variances().cpu())
         high[index].append((amplitudes[..., -1] - amplitudes[..., 0]).cpu())
 
-    from .analyses.block_measures import Analyzer, watch_latents
+    from ..analyses.block_measures import Analyzer, watch_latents
 
     batch = Analyzer(model, batch_size).inputs(list(images))
     handles = watch_latents(specs, on_latent)
@@ -170,7 +170,7 @@ def spread(
 
 def measure(model: LoadedModel, label: str | None = None, images: np.ndarray | None = None) -> UnitSpread:
     """`model`'s unit spread over `images` (default: the whole bundled test subset)."""
-    from .cifar_subset import subset
+    from ..data.cifar_subset import subset
 
     images = subset()[0] if images is None else images
     specs, variance, high = per_image(model, images)

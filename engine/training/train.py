@@ -1,6 +1,6 @@
 """Train a CIFAR model of engine.models: the paper's DeiT-style recipe (Appendix A), scaled down.
 
-    python -m engine.train --model alternet --msa s3:6,s4:2,s4:4 --data DIR --epochs 30 --out PATH
+    python -m engine.training.train --model alternet --msa s3:6,s4:2,s4:4 --data DIR --epochs 30 --out PATH
 
 AdamW (or Nesterov SGD, `--optimizer sgd`), linear warmup then cosine decay to zero, label smoothing,
 mixup/CutMix, random crop (pad 4) and flip, stochastic depth, and an exponential moving average of the
@@ -10,7 +10,7 @@ is decoded once into a uint8 tensor on the device; batches are augmented there. 
 channels_last on CUDA and on CPUs with bf16 units (AVX512-BF16 or AMX),
 fp32 elsewhere (`--precision`). `--budget MINUTES` fits warmup and cosine decay to wall-clock time
 (schedule progress = training time / budget) instead of `--epochs`. Every epoch, and every
-`--save-minutes` within one, writes the checkpoint (engine.checkpoint) and `PATH.state.pt` (fp32 weights,
+`--save-minutes` within one, writes the checkpoint (engine.models.checkpoint) and `PATH.state.pt` (fp32 weights,
 optimizer, EMA, position in the epoch, random states) so `--resume PATH` continues a run that stopped,
 even mid-epoch (`--stop-after N` epochs or `--stop-after-steps N` end one early, for time-limited
 sessions). The end of every run evaluates on test/ (accuracy and NLL, and accuracy with flip test-time
@@ -39,19 +39,19 @@ import torch.nn.functional as F
 from torch import nn
 from tqdm import tqdm
 
-from . import checkpoint as ckpt
-from . import correctness
-from .errors import CheckpointError, EngineError
-from .models import (
+from ..data.training_data import Normalize, Split, crop_flip, load_data, subset_split
+from ..errors import CheckpointError, EngineError
+from ..models import checkpoint as ckpt
+from ..models import correctness
+from ..models.cifar_family import (
     CHECKPOINTS,
     CIFAR10_CLASSES,
     DEFAULT_WIDTH,
     checkpoint_stem,
     resolve_placement,
 )
-from .placement import PAPER_DEPTHS
-from .registry import get_spec, resolve_device
-from .training_data import Normalize, Split, crop_flip, load_data, subset_split
+from ..models.placement import PAPER_DEPTHS
+from ..models.registry import get_spec, resolve_device
 from .trajectory import TrajectoryRecorder
 
 
@@ -214,8 +214,8 @@ def evaluate(
 
 def score_checkpoint(checkpoint: str | Path, test: Split, device: torch.device) -> correctness.Correctness:
     """Score the saved checkpoint (its stored weights, fp16 where saved so, run in fp32) image by image on the
-    test split and store the bits beside it (`engine.correctness`): the weights the app and benches load."""
-    from .registry import load_checkpoint
+    test split and store the bits beside it (`engine.models.correctness`): the weights the app and benches load."""
+    from ..models.registry import load_checkpoint
 
     model, _ = load_checkpoint(checkpoint)
     scored = evaluate(model.to(device), test, device)
@@ -497,7 +497,7 @@ def _read_state(checkpoint: str | Path) -> dict:
 
 def parse_args(argv: list[str] | None = None) -> TrainConfig:
     d = TrainConfig()
-    p = argparse.ArgumentParser(prog="python -m engine.train", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m engine.training.train", description=__doc__.splitlines()[0])
     p.add_argument("--model", default=d.model, help="alternet, preact_resnet or vit_cifar")
     p.add_argument("--msa", default=None, help="MSA placement, e.g. 's3:6,s4:2,s4:4' or 'none' (alternet)")
     p.add_argument("--data", default=d.data, help="ImageFolder DIR with train/ and test/, or 'cifar10'")

@@ -14,12 +14,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import correctness
-from .checkpoint import read_meta
+from ..models import correctness
+from ..models.checkpoint import read_meta
+from ..models.cifar_family import CHECKPOINTS, bundled_path
+from ..models.placement import PAPER_DEPTHS, buildup_sequence
 from .claims import FAILS, HOLDS, NO_DIFFERENCE, NOT_TESTED, Verdict
-from .models import CHECKPOINTS, bundled_path
 from .paired import PairedDifference, SeedDifference, over_seeds, paired
-from .placement import PAPER_DEPTHS, buildup_sequence
 
 LAST = len(buildup_sequence(PAPER_DEPTHS)) - 1  # step 6: the paper's AlterNet
 

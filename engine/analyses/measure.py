@@ -8,7 +8,7 @@ from functools import lru_cache
 
 import torch
 
-from .blocks import BlockSpec
+from ..models.blocks import BlockSpec
 
 
 def to_bchw(latent: torch.Tensor | tuple, spec: BlockSpec) -> torch.Tensor:

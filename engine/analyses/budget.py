@@ -24,10 +24,10 @@ from torch._subclasses.fake_tensor import FakeTensorMode
 from torch.func import functional_call
 from torch.multiprocessing.reductions import StorageWeakRef
 
-from .analyses.attributions import Estimate, GradientAttention, Occlusion, estimate, model_input_size
-from .analyses.base import explicit_attention, fused_attention
-from .errors import EngineError
-from .registry import LoadedModel
+from ..errors import EngineError
+from ..models.registry import LoadedModel
+from .attributions import Estimate, GradientAttention, Occlusion, estimate, model_input_size
+from .base import explicit_attention, fused_attention
 
 MB = 2**20
 SCRATCH = 160 * MB  # captum's copies, oneDNN scratch and allocator slack: 100-140 MB measured on ViT-Ti and ResNet-18

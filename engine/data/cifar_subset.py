@@ -9,7 +9,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from .registry import ASSETS
+from ..models.registry import ASSETS
 
 SUBSET = ASSETS / "cifar10_test_subset.npz"
 TRAIN_SUBSET = ASSETS / "cifar10_train_subset.npz"

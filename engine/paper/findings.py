@@ -5,7 +5,7 @@
     FINDINGS["hessian"].headline(result)                           # its numbers in a line
     python -m engine findings --json assets/paper_figures.json     # all of them, as the app shows them
 
-Each analysis runs on a bundled subset (engine.cifar_subset): the test images for accuracies, noise and
+Each analysis runs on a bundled subset (engine.data.cifar_subset): the test images for accuracies, noise and
 corruption robustness, similarity and lesions; the training images for the loss landscape and the
 Hessian spectrum, which the paper measures on training data. The family's members are the build-up
 steps of Fig 12a (`step0`, the PreAct ResNet, to `step6`, the paper's AlterNet) and the CIFAR ViT (`vit`).
@@ -21,14 +21,14 @@ from typing import Callable
 import numpy as np
 import torch
 
-from .analyses import corruption, hessian, landscape, lesion, noise, similarity
-from .analyses.base import ModelAnalysis, Progress
-from .checkpoint import read_meta
-from .cifar_subset import subset
-from .errors import EngineError
-from .models import bundled_path
-from .placement import PAPER_DEPTHS, buildup_sequence
-from .registry import ASSETS, LoadedModel, create_model
+from ..analyses import corruption, hessian, landscape, lesion, noise, similarity
+from ..analyses.base import ModelAnalysis, Progress
+from ..data.cifar_subset import subset
+from ..errors import EngineError
+from ..models.checkpoint import read_meta
+from ..models.cifar_family import bundled_path
+from ..models.placement import PAPER_DEPTHS, buildup_sequence
+from ..models.registry import ASSETS, LoadedModel, create_model
 
 FIGURE_MEMBERS = ("step0", "step6", "vit")  # ResNet, AlterNet and ViT, as the paper's figures compare
 ALIASES = {"resnet": "step0", "alternet": "step6"}
@@ -238,8 +238,8 @@ def compute(
 def corruption_correct(models: dict[str, LoadedModel], section: dict) -> dict[str, np.ndarray]:
     """Per member, which of Fig 12b's corrupted images it classifies correctly: bits in the order corruption,
     severity, image, on the images and settings of the stored `section` (each corrupted copy made once, as
-    CorruptionRobustness makes it, and shown to every model), for paired comparisons (engine.paired)."""
-    from .analyses.corruption import CorruptionRobustness, corrupt, corruption_rng
+    CorruptionRobustness makes it, and shown to every model), for paired comparisons (engine.paper.paired)."""
+    from ..analyses.corruption import CorruptionRobustness, corrupt, corruption_rng
 
     images, labels = FINDINGS["corruption"].data(section["images"])
     first = next(iter(section["models"].values()))["result"]

@@ -13,10 +13,10 @@ import torch.nn.functional as F
 from PIL import Image
 from torch import nn
 
-from . import checkpoint as ckpt
+from ..errors import EngineError
+from ..models import checkpoint as ckpt
+from ..models.cifar_family import CIFAR10_CLASSES, CIFAR10_MEAN, CIFAR10_STD
 from .cifar_subset import subset
-from .errors import EngineError
-from .models import CIFAR10_CLASSES, CIFAR10_MEAN, CIFAR10_STD
 
 SHARED_DATA_NOTE = "JPEG-q75 re-encoding"
 
@@ -119,6 +119,6 @@ def crop_flip(x: torch.Tensor, generator: torch.Generator, pad: int = 4) -> torc
 
 
 def subset_split() -> Split:
-    """The bundled CIFAR-10 test subset (engine.cifar_subset) as a Split."""
+    """The bundled CIFAR-10 test subset (engine.data.cifar_subset) as a Split."""
     images, labels = subset()
     return Split(torch.from_numpy(images).permute(0, 3, 1, 2).contiguous(), torch.from_numpy(labels).long())

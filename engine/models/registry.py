@@ -17,10 +17,10 @@ import torch
 from PIL import Image
 from torch import nn
 
+from ..errors import CheckpointError, UnknownModelError, WeightsUnavailableError, shown
 from . import blocks as B
 from .checkpoint import CheckpointMeta, read_meta
 from .checkpoint import paths as checkpoint_paths
-from .errors import CheckpointError, UnknownModelError, WeightsUnavailableError, shown
 from .timm_blocks import (
     FAMILIES,
     AttentionKind,
@@ -31,7 +31,7 @@ from .timm_blocks import (
 from .weights import load_state_dict_strict, read_state_dict, timm_pretrained
 from .weights_choice import Source, Weights
 
-ASSETS = Path(__file__).resolve().parent.parent / "assets"
+ASSETS = Path(__file__).resolve().parents[2] / "assets"
 Transform = Callable[[Image.Image], torch.Tensor]
 
 

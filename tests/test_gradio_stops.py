@@ -8,7 +8,9 @@ from pathlib import Path
 import gradio as gr
 import numpy as np
 
-from app.tabs.compare import Look
+from app.gradio_ui.maps import Maps
+from app.service import MAX_MODELS, Service
+from app.tabs.compare import CompareTab, Look
 from app.views.attention import MEAN
 
 STEPS = 8  # a CIFAR model's map in a second
@@ -16,27 +18,24 @@ STEPS = 8  # a CIFAR model's map in a second
 
 def steps_inputs(runs: list, steps: int) -> list:
     """redraw_steps' inputs for `runs`, every column showing Integrated Gradients."""
-    from app.gradio_app import MAX_MODELS
-
     controls = [1, MEAN, False, "Integrated Gradients", None] * MAX_MODELS  # layer, head, rollout, method, class
     return [runs, {}, "inferno", 0.6, steps, *controls]
 
 
 def test_a_stop_pressed_while_the_steps_redraw_waits_in_the_queue_stops_its_column(sample_photo: Path):
-    from app import gradio_app as ui
-
-    runs = ui.tab.analyze(str(sample_photo), ["preact_resnet", "vit_cifar"], None, "random", Look()).runs
+    maps = Maps(CompareTab(Service()))
+    runs = maps.tab.analyze(str(sample_photo), ["preact_resnet", "vit_cifar"], None, "random", Look()).runs
     inputs, progress = steps_inputs(runs, STEPS), gr.Progress()
 
     request = gr.Request(session_hash="stopped-while-queued")
-    ui.stop_buttons(request, *inputs)  # the steps changed: the browser's quick listener runs at once
-    ui.hide_stop(0)(request)  # column 0's Stop, pressed before the redraw's turn in the queue came
-    *drawn, views = ui.redraw_steps(request, progress, *inputs)  # its turn
+    maps.stop_buttons(request, *inputs)  # the steps changed: the browser's quick listener runs at once
+    maps.hide_stop(0)(request)  # column 0's Stop, pressed before the redraw's turn in the queue came
+    *drawn, views = maps.redraw_steps()(request, progress, *inputs)  # its turn
     assert drawn[0] == gr.skip() and drawn[1] == gr.skip(), "the stopped column was computed anyway"
     assert isinstance(drawn[2], np.ndarray) and f"{STEPS} steps" in drawn[3]  # the other column is drawn
     assert set(views) == {1}
 
     other = gr.Request(session_hash="not-stopped")  # the same without the Stop: both drawn
-    ui.stop_buttons(other, *inputs)
-    *drawn, views = ui.redraw_steps(other, progress, *inputs)
+    maps.stop_buttons(other, *inputs)
+    *drawn, views = maps.redraw_steps()(other, progress, *inputs)
     assert all(isinstance(image, np.ndarray) for image in drawn[0:4:2]) and set(views) == {0, 1}

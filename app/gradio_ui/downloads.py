@@ -5,11 +5,16 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
+from typing import Callable
 
 import gradio as gr
 from gradio.utils import get_upload_folder
 
+from app.gradio_ui.errors import user_facing
+from app.service import ModelRun
 from app.tabs import Download
+from app.tabs.compare import CompareTab, Look
+from app.views.attention import ViewOptions
 
 
 def saved(download: Download) -> str:
@@ -26,3 +31,45 @@ def shown_on(button: gr.Button, file: gr.File) -> None:
     """Show `file` (made hidden: an empty box is only clutter) when `button` is pressed. Made before the
     export's own listener, which the browser then runs after it."""
     button.click(lambda: gr.File(visible=True), None, file, queue=False, api_visibility="private")
+
+
+def figure_export(tab: CompareTab) -> Callable:
+    """The handler of "Export figure" over `tab`."""
+
+    @user_facing
+    def export_one_figure(
+        runs: list[ModelRun],
+        name: str,
+        fmt: str,
+        log_y: bool = True,
+        shade: int | None = 0,
+        photo: str | None = None,
+    ) -> str:
+        """The chosen figure of the analyzed models as a PNG (2x) or SVG file, drawn as on screen, its subtitle
+        naming the `photo` analyzed (a path or a file name)."""
+        look = Look(log_y=log_y, shaded=shade or 0)
+        return saved(tab.export_figure(runs, name, fmt, look, Path(photo).name if photo else ""))
+
+    return export_one_figure
+
+
+def pack_export(tab: CompareTab) -> Callable:
+    """The handler of "Export teaching pack" over `tab`."""
+
+    @user_facing
+    def export_pack(
+        runs: list[ModelRun],
+        photo: str | None,
+        colormap: str,
+        log_y: bool = True,
+        shade: int | None = 0,
+        views: dict[int, ViewOptions] | None = None,
+    ) -> str:
+        """Every figure, input, map and value of the analysis, with a handout, as one ZIP; each map as its
+        column shows it (`views`: the session's last view per column); `photo` is the one analyzed (a path or
+        a file name), not the one in the upload box now."""
+        chosen = [(views or {}).get(slot) for slot in range(len(runs))]
+        look = Look(colormap, log_y=log_y, shaded=shade or 0)
+        return saved(tab.export_pack(runs, Path(photo).name if photo else "photo", look, chosen))
+
+    return export_pack

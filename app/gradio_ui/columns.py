@@ -1,0 +1,131 @@
+"""A compare column in Gradio: its widgets (`compare_column`) and what it shows of a Column (`Slot.show`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import gradio as gr
+
+from app.gradio_ui.maps import with_distance
+from app.tabs.compare import Column, attention_controls
+from app.views import texts as text
+from app.views.attention import MEAN
+from app.views.texts import LABEL
+
+
+@dataclass
+class Slot:
+    """One model's column: header, predictions, where it looks (with its controls), Fig 2a."""
+
+    column: gr.Column
+    header: gr.Markdown
+    predictions: gr.Label
+    view: gr.Image
+    caption: gr.Markdown
+    controls: gr.Group
+    layer: gr.Slider
+    head: gr.Dropdown
+    rollout: gr.Checkbox
+    method: gr.Dropdown
+    target: gr.Dropdown
+    not_offered: gr.Markdown
+    lesion: gr.Dropdown
+    stop: gr.Button
+    compute: gr.Button  # after a Stop: compute the map the controls ask for
+    spectrum_column: gr.Column
+    spectrum: gr.Plot
+
+    @property
+    def options(self) -> list[gr.components.Component]:
+        """What the map shows: layer, head, rollout, method and class (ViewOptions' order)."""
+        return [self.layer, self.head, self.rollout, self.method, self.target]
+
+    @property
+    def outputs(self) -> list[gr.components.Component]:
+        return [
+            self.column,
+            self.header,
+            self.predictions,
+            self.view,
+            self.caption,
+            self.controls,
+            *self.options,
+            self.not_offered,
+            self.lesion,
+            self.compute,
+            self.spectrum_column,
+            self.spectrum,
+        ]
+
+    def show(self, column: Column | None) -> dict:
+        """The slot's updates: filled in from `column`, hidden when unused."""
+        if column is None:
+            return {self.column: gr.Column(visible=False), self.spectrum_column: gr.Column(visible=False)}
+        shown, method = column.options, column.options.method or column.methods[0]
+        layer, head, rollout = attention_controls(shown.rollout, method)  # which of them apply to the map
+        target = column.classes[0][1] if shown.target is None else shown.target
+        return {
+            self.column: gr.Column(visible=True),
+            self.header: column.title,
+            self.predictions: gr.Label(column.top5, label=column.top5_title, show_heading=not column.random),
+            self.view: gr.Image(column.image, label=column.map_title),
+            self.caption: with_distance(column.caption, column.distance),
+            self.controls: gr.Group(visible=column.layers > 0),
+            self.layer: gr.Slider(
+                1, max(column.layers, 2), value=shown.layer or max(column.layers, 1), step=1, interactive=layer
+            ),
+            self.head: gr.Dropdown(column.heads, value=shown.head, interactive=head),
+            self.rollout: gr.Checkbox(value=shown.rollout, visible=column.rollout, interactive=rollout),
+            self.method: gr.Dropdown(column.methods, value=method),
+            self.target: gr.Dropdown(column.classes, value=target),
+            self.not_offered: f"Not offered for this model: {column.not_offered}" if column.not_offered else "",
+            self.lesion: gr.Dropdown(choices=column.units, value=column.lesion),
+            self.compute: gr.Button(visible=False),
+            self.spectrum_column: gr.Column(visible=True),
+            self.spectrum: column.spectrum,
+        }
+
+
+def compare_column(i: int) -> list:
+    with gr.Column(visible=False, min_width=260, elem_id=f"model-{i}") as column:
+        header = gr.Markdown()
+        predictions = gr.Label(num_top_classes=5, label="Top-5 predictions")
+        view = gr.Image(
+            label="Where it looks",
+            interactive=False,
+            format="png",
+            height=340,
+            buttons=["download", "fullscreen"],
+            elem_id=f"view-{i}",
+        )
+        caption = gr.Markdown(elem_classes="caption")
+        stop = gr.Button(LABEL.stop_map, size="sm", variant="stop", visible=False, elem_id=f"stop-{i}")
+        compute = gr.Button(LABEL.compute_map, size="sm", visible=False, elem_id=f"compute-{i}")
+        method = gr.Dropdown([], label=LABEL.method, elem_id=f"method-{i}")  # how each is made: above the columns
+        target = gr.Dropdown([], label=LABEL.target, elem_id=f"target-{i}")
+        not_offered = gr.Markdown(elem_classes="caption")
+        with gr.Group(visible=False) as controls:
+            layer = gr.Slider(1, 12, value=1, step=1, label=LABEL.layer)  # set to the last layer on Analyze
+            with gr.Row():
+                head = gr.Dropdown([MEAN], value=MEAN, label=LABEL.head, min_width=80)
+                rollout = gr.Checkbox(label=LABEL.rollout, min_width=80)
+        lesion = gr.Dropdown(
+            [], value=[], multiselect=True, label=LABEL.lesion, info=text.LESION, elem_id=f"lesion-{i}"
+        )
+    return [
+        column,
+        header,
+        predictions,
+        view,
+        caption,
+        controls,
+        layer,
+        head,
+        rollout,
+        method,
+        target,
+        not_offered,
+        lesion,
+        stop,
+        compute,
+    ]

@@ -1,0 +1,350 @@
+"""The Compare tab in Gradio: one column per model (header, top-5, where it looks with its controls, lesions, Fig 2a),
+Figs 8 and 9, the logit lens and the exports, laid out and wired over the tab's logic (app.tabs.compare). The
+photo, the models and Analyze sit above the tabs (`Top`); the maps' handlers are app.gradio_ui.maps'."""
+
+from __future__ import annotations
+
+import html
+import json
+from dataclasses import dataclass
+from typing import Callable
+
+import gradio as gr
+
+from app.gradio_ui.columns import Slot, compare_column
+from app.gradio_ui.downloads import figure_export, pack_export, shown_on
+from app.gradio_ui.errors import user_facing, watched
+from app.gradio_ui.maps import APPLYING_CONTROLS, Maps
+from app.gradio_ui.photo import refused_line
+from app.gradio_ui.repeats import dropping_repeats
+from app.gradio_ui.sessions import OnePerSession
+from app.service import IG_DEFAULT_STEPS, MAX_MODELS, ModelRun
+from app.tabs.compare import DEFAULT_FIGURE, CompareTab, Look, Page
+from app.views import texts as text
+from app.views.attention import COLORMAPS, ViewOptions
+from app.views.texts import LABEL
+
+CLOSING_ERRORS = (
+    "() => document.querySelectorAll('.toast-body.error [data-testid=toast-close]').forEach((close) => close.click())"
+)
+
+
+@dataclass
+class Top:
+    """What sits above the tabs, for every tab: the photo, the models and their weights, Analyze and its status
+    line, the photo the results are for, and the session's runs and each column's chosen map."""
+
+    image: gr.Image
+    models: gr.CheckboxGroup
+    typed_models: gr.Textbox
+    weights: gr.Radio
+    run: gr.Button
+    status: gr.Markdown
+    analyzed_photo: gr.Textbox
+    state: gr.State
+    views: gr.State
+
+
+def refused_status(photo: dict | None) -> str | dict:
+    """The status line after a failed Analyze: the line `photo` (as sent, not preprocessed) was refused with,
+    else as it was."""
+    line = refused_line(photo)
+    return gr.skip() if line is None else html.escape(line, quote=False)
+
+
+class Compare:
+    """The Compare tab's widgets, laid out by `layout` (inside its gr.Tab) and wired by `wire`, over `tab`."""
+
+    def __init__(self, tab: CompareTab, top: Top) -> None:
+        self.tab, self.top, self.maps = tab, top, Maps(tab)
+        self.analyzing = OnePerSession()
+
+    def layout(self) -> None:
+        gr.Markdown(text.COMPARE)
+        with gr.Row():
+            self.colormap = gr.Dropdown(list(COLORMAPS), value="inferno", label=LABEL.colormap)
+            self.opacity = gr.Slider(0, 1, value=0.6, step=0.05, label=LABEL.opacity)
+            self.steps = gr.Slider(8, 128, value=IG_DEFAULT_STEPS, step=8, label=LABEL.ig_steps, elem_id="ig-steps")
+        with gr.Accordion(LABEL.methods, open=False):
+            gr.Markdown(text.METHODS)
+        with gr.Row(equal_height=False):
+            compare = [compare_column(i) for i in range(MAX_MODELS)]
+        gr.Markdown(text.FOURIER)
+        spectra = []
+        with gr.Row(equal_height=False):
+            for i in range(MAX_MODELS):
+                with gr.Column(visible=False, min_width=260) as column:
+                    spectra.append((column, gr.Plot(show_label=False, elem_id=f"spectrum-{i}")))
+        self.slots = [Slot(*parts, *spectrum) for parts, spectrum in zip(compare, spectra)]
+        with gr.Accordion(LABEL.exports, open=False):
+            with gr.Row(equal_height=False):
+                self.figure_name = gr.Dropdown([], label=LABEL.export_figure_name, elem_id="export-figure")
+                self.figure_format = gr.Radio(["png", "svg"], value="png", label=LABEL.export_format)
+                with gr.Column():
+                    self.export_one = gr.Button(LABEL.export_figure, elem_id="export-one")
+                    self.export_all = gr.Button(LABEL.export_pack, elem_id="export-pack")
+            self.exported = gr.File(label=LABEL.download, interactive=False, visible=False, elem_id="export-file")
+        with gr.Row(equal_height=False):
+            with gr.Column():
+                gr.Markdown(text.HIGH_FREQUENCY)
+                self.high_frequency = gr.Plot(show_label=False, elem_id="high-frequency")
+                self.high_frequency_here = gr.Markdown(elem_id="high-frequency-here")
+            with gr.Column():
+                gr.Markdown(text.VARIANCE)
+                self.variance = gr.Plot(show_label=False, elem_id="variance")
+                self.variance_here = gr.Markdown(elem_id="variance-here")
+                with gr.Row():
+                    self.log_y = gr.Checkbox(value=True, label=LABEL.log_y)
+                    self.shaded = gr.Dropdown([("the first model", 0)], value=0, label=LABEL.shaded, elem_id="shaded")
+        gr.Markdown(text.LENS)
+        self.lens = gr.Plot(show_label=False, elem_id="logit-lens")
+        self.lens_here = gr.Markdown(elem_id="logit-lens-here")
+        # before Figs 8 and 9 in every output list
+        self.here = [self.high_frequency_here, self.variance_here, self.lens, self.lens_here]
+
+    def updates(self, page: Page) -> dict:
+        """Every slot, Fig 8 and Fig 9 with what they show here, and the runs kept in the session state."""
+        updates = {
+            self.top.state: page.runs,
+            self.high_frequency: page.high_frequency,
+            self.variance: page.variance,
+            self.high_frequency_here: page.high_frequency_here,
+            self.variance_here: page.variance_here,
+            self.lens: page.lens,
+            self.lens_here: page.lens_here,
+        }
+        for i, slot in enumerate(self.slots):
+            updates |= slot.show(page.columns[i] if i < len(page.columns) else None)
+        return updates
+
+    def analyze_page(self) -> Callable:
+        """The handler of Analyze; `typed` adds any timm models named in the text box to the checked ones. A second
+        Analyze of the session while one runs (a double click) changes nothing and ends at once."""
+
+        @user_facing
+        def analyze(
+            image: str | None,
+            names: list[str],
+            weights: str,
+            colormap: str,
+            opacity: float,
+            log_y: bool,
+            typed: str | None = None,
+            request: gr.Request = None,
+            progress: gr.Progress = gr.Progress(),
+        ) -> dict:
+            with self.analyzing.only_one(request) as first:
+                if not first:
+                    return gr.skip()
+                look = Look(colormap, opacity, log_y)
+                page = self.tab.analyze(image, names, typed, weights, look, report=watched(progress, request))
+            return self.updates(page) | {
+                self.top.status: page.status,
+                self.top.analyzed_photo: image or "",
+                self.shaded: gr.Dropdown([(run.result.label, i) for i, run in enumerate(page.runs)], value=0),
+                self.figure_name: gr.Dropdown(page.figure_choices, value=DEFAULT_FIGURE),
+                self.exported: gr.File(value=None, visible=False),  # a previous analysis's export must not stay
+                self.top.views: {},  # nor its columns' chosen maps
+            }
+
+        return analyze
+
+    def lesion(self, slot: int) -> Callable:
+        """The handler re-running one slot's model with the chosen units switched off (none: restored)."""
+
+        @user_facing
+        def switch_off(
+            runs: list[ModelRun],
+            chosen: dict[int, ViewOptions],
+            indices: list[int],
+            colormap: str,
+            opacity: float,
+            log_y: bool,
+            shade: int = 0,
+            request: gr.Request = None,
+            progress: gr.Progress = gr.Progress(),
+        ) -> dict:
+            look = Look(colormap, opacity, log_y, shade or 0)
+            page = self.tab.lesion(runs, slot, indices, look, chosen.get(slot), watched(progress, request))
+            updates = self.updates(page)
+            shown = (self.top.state, self.high_frequency, self.variance, *self.here, *self.slots[slot].outputs)
+            return {key: value for key, value in updates.items() if key in shown} | {
+                self.top.views: {**chosen, slot: page.columns[slot].options}
+            }
+
+        return switch_off
+
+    def wire(self) -> None:
+        """Every event of the tab, and of Analyze above it."""
+        top, slots = self.top, self.slots
+        # another photo than the one analyzed: the status line says the results shown are for the previous one (in
+        # the browser: no request); an upload that ends after its own Analyze has finished is not another photo
+        # (not while an Analyze runs: a photo uploaded as it was pressed is the one analyzed; at its end, it is
+        # checked; nor before any photo was analyzed: then no results are shown, and the line may say why one was
+        # refused) (a kept line is left unwritten, not written back: the line read with the inputs may predate the
+        # Analyze's own)
+        stale, kept = json.dumps(LABEL.stale.format(previous="the previous photo")), "{__type__: 'update'}"
+        said = f"!analyzed || (photo && photo.path === analyzed) ? {kept} : {stale}"
+        photos = [top.image, top.analyzed_photo]
+        top.image.change(None, photos, top.status, js=f"(photo, analyzed) => window.__vitAnalyzing ? {kept} : {said}")
+        # at most MAX_MODELS ticked, as Streamlit's picker allows: a tick past the limit is undone (in the browser)
+        top.models.input(None, top.models, top.models, js=f"(picked) => [picked.slice(0, {MAX_MODELS})]")
+        analyzing = top.run.click(
+            self.analyze_page(),
+            [top.image, top.models, top.weights, self.colormap, self.opacity, self.log_y, top.typed_models],
+            [
+                top.state,
+                top.status,
+                top.analyzed_photo,
+                *[c for slot in slots for c in slot.outputs],
+                *self.here,
+                self.shaded,
+                self.high_frequency,
+                self.variance,
+                self.figure_name,
+                self.exported,
+                top.views,
+            ],
+            api_name="run",
+            show_progress_on=top.status,
+            # a double click analyzes once; one sent marks the page as analyzing, for the stale note above
+            js=f"""(...inputs) => {{ const sent = ({dropping_repeats("analyze")})(...inputs);
+                if (Array.isArray(sent)) window.__vitAnalyzing = true;
+                return sent; }}""",
+        )
+        done = f"(photo, analyzed) => {{ window.__vitAnalyzing = false; return {said}; }}"
+        analyzing.success(None, photos, top.status, js=done)
+        analyzing.failure(None, js="() => { window.__vitAnalyzing = false; }")
+        # a successful Analyze closes the error toasts before it: their problem is behind the user (an error stays
+        # up until then, or until closed, so that it can be read whatever the time it takes to act on it)
+        analyzing.success(None, js=CLOSING_ERRORS)
+        # a photo refused on the way in: the status line says so (the line of its error), over the "Error" mark
+        analyzing.failure(
+            refused_status, top.image, top.status, preprocess=False, queue=False, api_visibility="private"
+        )
+        self.wire_maps()
+        self.wire_curves_and_exports()
+
+    def wire_maps(self) -> None:
+        """The columns' maps, Stops, Computes and lesions, and the page-wide redraws (steps, look)."""
+        top, slots, maps = self.top, self.slots, self.maps
+        every_control = [c for slot in slots for c in slot.options]
+        stops_and_computes = [button for slot in slots for button in (slot.stop, slot.compute)]
+        private = {"queue": False, "api_visibility": "private"}
+        # the steps apply to every column: one event for the page (one per column would pass its limit in flight)
+        steps_inputs = [top.state, top.views, self.colormap, self.opacity, self.steps, *every_control]
+        gr.on([self.steps.input], maps.stop_buttons, steps_inputs, [slot.stop for slot in slots], **private)
+        styled = gr.on(
+            [self.steps.input],
+            maps.redraw_steps(),
+            steps_inputs,
+            [*[c for slot in slots for c in (slot.view, slot.caption)], top.views],
+            api_name="restyle_steps",
+            api_visibility="private",
+            show_progress_on=[slot.view for slot in slots],
+            trigger_mode="always_last",  # a second change of the steps while the first one's maps are drawn: after
+        )
+        styled.then(maps.settled_hides(range(MAX_MODELS)), None, stops_and_computes, **private)
+        for i, slot in enumerate(slots):
+            inputs = [top.state, top.views, self.colormap, self.opacity, self.steps, *slot.options]
+            outputs = [slot.view, slot.caption, top.views]
+            changes = [slot.layer.input, slot.head.input, slot.rollout.input, slot.method.input, slot.target.input]
+            # the browser runs a trigger's listeners in the order made, each after the one before has finished:
+            # the quick ones (the Stop button, the controls that apply) come before the map, which may take minutes
+            gr.on(changes, maps.stop_button(i), inputs, slot.stop, **private)  # only while computing
+            gr.on(
+                [slot.rollout.input, slot.method.input],
+                None,
+                [slot.rollout, slot.method],
+                [slot.layer, slot.head, slot.rollout],
+                js=APPLYING_CONTROLS,
+            )  # rollout takes every layer and head; other methods use none of them
+            chosen = gr.on(
+                changes,
+                maps.redraw(i),
+                inputs,
+                outputs,
+                api_name=f"view_{i}",
+                show_progress_on=slot.view,
+                trigger_mode="always_last",
+            )
+            # its Stop and "Compute this map" go once the map asked for last is drawn (a Stop keeps Compute)
+            chosen.then(maps.settled_hides(range(i, i + 1)), None, [slot.stop, slot.compute], **private)
+            # after a Stop, "Compute this map" computes the map the controls ask for
+            computing = slot.compute.click(lambda: gr.Button(visible=False), None, slot.compute, **private)
+            computing.then(maps.stop_button(i), inputs, slot.stop, **private)
+            asked = computing.then(
+                maps.redraw(i),
+                inputs,
+                outputs,
+                show_progress_on=slot.view,
+                api_name=f"compute_{i}",
+                api_visibility="private",
+            )
+            asked.then(maps.settled_hides(range(i, i + 1)), None, [slot.stop, slot.compute], **private)
+            stop_outputs = [slot.stop, slot.caption, slot.compute]
+            slot.stop.click(maps.hide_stop(i), None, stop_outputs, queue=False, api_name=f"stop_{i}")
+            # the page cancels a listener's requests one after the other, each looked up once the one before is
+            # cancelled: one listener per request, so that a slow cancel cannot reach a Compute pressed after it.
+            # The steps' redraw (every column's) is not cancelled: the Stop stops this column's part of it
+            for work in (chosen, asked):
+                slot.stop.click(None, js="() => []", cancels=[work])
+            gr.on(
+                [slot.lesion.input],
+                self.lesion(i),
+                [top.state, top.views, slot.lesion, self.colormap, self.opacity, self.log_y, self.shaded],
+                [top.state, *slot.outputs, *self.here, self.high_frequency, self.variance, top.views],
+                api_name=f"lesion_{i}",
+                show_progress_on=slot.lesion,
+            )
+        gr.on(
+            [self.colormap.input, self.opacity.input],
+            maps.restyle(),
+            [top.state, self.colormap, self.opacity, self.steps, *every_control],
+            [c for slot in slots for c in (slot.view, slot.caption)],
+            api_visibility="private",
+            show_progress="hidden",  # a map being computed shows its own progress
+            trigger_mode="always_last",
+        )
+
+    def wire_curves_and_exports(self) -> None:
+        """Figs 8 and 9's scale and shading, the exports, and the API's /analyze and /forward_passes."""
+        tab, top = self.tab, self.top
+        gr.on(
+            [self.log_y.input, self.shaded.input],
+            lambda runs, log, shade: tab.curves(runs, Look(log_y=log, shaded=shade or 0)),
+            [top.state, self.log_y, self.shaded],
+            [self.high_frequency, self.variance, self.lens],
+            api_visibility="private",
+        )
+
+        @user_facing
+        def analyze(
+            image: dict, models: list[str], weights: str = "", method: str = "", target: int | None = None
+        ) -> dict:
+            """The engine CLI's JSON for one image (a file) and a list of model names; weights 'auto' (or empty:
+            the trained weights where they can be had, else random), 'pretrained', 'random', or the name of a
+            bundled checkpoint (never a path). An attribution `method` (Grad-CAM, Saliency, SmoothGrad, Integrated
+            Gradients, Occlusion, Gradient x attention) adds each model's map for class `target` (default: top-1)."""
+            return tab.analysis_json(image, models, weights, method or None, target)
+
+        def forward_passes() -> int:
+            """Forward passes the loaded models have made since the server started."""
+            return tab.service.forward_passes
+
+        gr.api(analyze, api_name="analyze")
+        gr.api(forward_passes, api_name="forward_passes")
+        shown_on(self.export_one, self.exported)
+        shown_on(self.export_all, self.exported)
+        self.export_one.click(
+            figure_export(tab),
+            [top.state, self.figure_name, self.figure_format, self.log_y, self.shaded, top.analyzed_photo],
+            self.exported,
+            api_name="export_figure",
+        )
+        self.export_all.click(
+            pack_export(tab),
+            [top.state, top.analyzed_photo, self.colormap, self.log_y, self.shaded, top.views],
+            self.exported,
+            api_name="export_pack",
+        )

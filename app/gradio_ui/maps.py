@@ -1,0 +1,211 @@
+"""A compare column's map in Gradio: drawn as its controls ask (from stored results, or computed once per run with
+progress), re-drawn for a new number of Integrated Gradients steps or a new look, and its Stop and "Compute this
+map" buttons. One `Maps` per page layout; which column asked for which map last lives in its `requests`."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Callable
+
+import gradio as gr
+import numpy as np
+
+from app.gradio_ui.errors import user_facing, watched
+from app.gradio_ui.stops import MapRequests, ask_stop, stopped_since
+from app.service import IG_DEFAULT_STEPS, MAX_MODELS, ModelRun
+from app.tabs import Problem
+from app.tabs.compare import CompareTab, Look
+from app.views import evidence
+from app.views import texts as text
+from app.views.attention import ATTENTION, LENS, MEAN, ViewOptions
+from app.views.texts import LABEL
+
+# The layer, head and rollout controls enabled where they apply to the map: attention_controls' rule, run in the
+# browser (a request per change would take one of the page's few places in the server's queue, app.guard)
+APPLYING_CONTROLS = f"""(rollout, method) => {{
+    const attention = !rollout && method === {json.dumps(ATTENTION)};
+    const interactive = (on) => ({{__type__: "update", interactive: on}});
+    return [interactive(attention || method === {json.dumps(LENS)}), interactive(attention),
+        interactive(method === {json.dumps(ATTENTION)})];
+}}"""
+
+
+def view_options(
+    layer: float | None, head: str | None, rollout: bool, method: str | None, target, steps
+) -> ViewOptions:
+    """A slot's controls as ViewOptions (the class as its index, steps for Integrated Gradients)."""
+    return ViewOptions(
+        int(layer or 1),
+        head or MEAN,
+        bool(rollout),
+        method or "",
+        None if target in (None, "") else int(target),
+        int(steps or IG_DEFAULT_STEPS),
+    )
+
+
+def with_distance(caption: str, distance: str) -> str:
+    """A map's caption, then the column's attention distance line where it has one (after every redraw too)."""
+    return f"{caption}  \n{distance}" if distance else caption
+
+
+class Maps:
+    """The handlers of the compare columns' maps, over `tab`."""
+
+    def __init__(self, tab: CompareTab) -> None:
+        self.tab = tab
+        self.requests = MapRequests()  # which map request each column asked for last: its end hides the Stop
+
+    def draw(
+        self,
+        runs: list[ModelRun],
+        slot: int,
+        options: ViewOptions,
+        look: Look,
+        request: gr.Request | None,
+        progress,
+        started: float,
+    ) -> tuple[np.ndarray, str] | None:
+        """One slot's map as `options` choose it and its caption: from the stored results, or from an attribution
+        computed once for the run (with progress); None when the column was stopped after the request `started`
+        (time.monotonic): by its Stop (whose button said so) or by a newer map asked for (which draws its own)."""
+        try:
+            image, caption = self.tab.view(runs[slot], options, look, watched(progress, request, slot, started))
+        except Problem:
+            if stopped_since(request, started, slot):  # no error on top of the Stop's own message
+                return None
+            self.requests.end(request, slot, started)
+            raise
+        if stopped_since(request, started, slot):  # done as it was stopped: the Stop's message or the newer map stands
+            return None
+        self.requests.end(request, slot, started)
+        return image, with_distance(caption, evidence.distance_here(runs[slot].result))
+
+    def redraw(self, slot: int) -> Callable:
+        """The handler re-drawing one slot's map as its controls ask."""
+
+        @user_facing
+        def view(
+            runs: list[ModelRun],
+            views: dict[int, ViewOptions],
+            colormap: str,
+            opacity: float,
+            steps: float,
+            layer: float,
+            head: str,
+            rollout: bool,
+            method: str | None = None,
+            target: int | None = None,
+            request: gr.Request = None,
+            progress: gr.Progress = gr.Progress(),
+        ):
+            options, started = view_options(layer, head, rollout, method, target, steps), time.monotonic()
+            look = Look(colormap, opacity)
+            drawn = self.draw(runs, slot, options, look, request, progress, started) if slot < len(runs) else None
+            return (gr.skip(),) * 3 if drawn is None else (*drawn, {**views, slot: options})
+
+        return view
+
+    def redraw_steps(self) -> Callable:
+        """The handler re-drawing every Integrated Gradients map for a new number of steps, column by column (the
+        other maps stay): one event for the page, as one per column would pass the page's limit of requests in
+        flight. Its inputs: the runs, views, colormap, opacity, steps and each slot's five controls. A column's
+        problem is a warning naming its model, and the other columns are still drawn; a column stopped since the
+        request was asked for (its Stop, a newer change of its controls or of the steps), even while it waited in
+        the queue, is left to what stopped it."""
+
+        @user_facing
+        def redraw(request: gr.Request, progress: gr.Progress = gr.Progress(), *inputs) -> list:
+            runs, views, colormap, opacity, steps, *controls = inputs
+            look, drawn, chosen, started = Look(colormap, opacity), [], dict(views), self.requests.page_asked(request)
+            for i in range(MAX_MODELS):
+                options, shown = view_options(*controls[5 * i : 5 * i + 5], steps), None
+                try:
+                    if i < len(runs) and options.uses_steps(runs[i]):
+                        shown = self.draw(runs, i, options, look, request, progress, started)
+                except Problem as problem:
+                    gr.Warning(f"{runs[i].result.label}: {problem}")
+                if shown is not None:
+                    chosen[i] = options
+                drawn += [gr.skip(), gr.skip()] if shown is None else list(shown)
+            return [*drawn, chosen]
+
+        return redraw
+
+    def restyle(self) -> Callable:
+        """The handler drawing every column's map in new colours or opacity, from stored results: one event for the
+        page (one per column would pass the page's limit of requests in flight). A map being computed is drawn once
+        it is done, in the new look; one left unfinished by a Stop stays as it is (nothing is computed here)."""
+
+        @user_facing
+        def restyle(runs: list[ModelRun], colormap: str, opacity: float, steps: float, *controls) -> list:
+            look, drawn = Look(colormap, opacity), []
+            for i in range(MAX_MODELS):
+                options = view_options(*controls[5 * i : 5 * i + 5], steps)
+                shown = self.tab.restyle(runs[i], options, look) if i < len(runs) else None
+                distance = evidence.distance_here(runs[i].result) if shown else ""
+                drawn += [gr.skip(), gr.skip()] if shown is None else [shown[0], with_distance(shown[1], distance)]
+            return drawn
+
+        return restyle
+
+    def stop_button(self, slot: int) -> Callable:
+        """The handler run as a slot's map is asked for, before its request: it stops the slot's map in progress,
+        which the controls no longer ask for (the browser sends the new request once that one has ended), and shows
+        the Stop button when the new map has to be computed (hidden when it is drawn)."""
+
+        def shown(
+            runs: list[ModelRun],
+            _views,
+            _colormap,
+            _opacity,
+            steps,
+            layer,
+            head,
+            rollout,
+            method,
+            target,
+            request: gr.Request = None,
+        ):
+            ask_stop(request, slot, anew=True)
+            self.requests.ask(request, slot)
+            asked = view_options(layer, head, rollout, method, target, steps)
+            return gr.Button(visible=not (slot >= len(runs) or asked.computed(runs[slot])))
+
+        return shown
+
+    def stop_buttons(self, request: gr.Request, *inputs) -> list[gr.Button]:
+        """stop_button for each slot whose map a change of the steps asks for anew, an Integrated Gradients map
+        (`inputs` as for redraw_steps); the others are left as they are. Then the page-wide redraw is asked for."""
+        runs, views, colormap, opacity, steps, *controls = inputs
+        buttons = []
+        for i in range(MAX_MODELS):
+            mine = controls[5 * i : 5 * i + 5]
+            redrawn = i < len(runs) and view_options(*mine, steps).uses_steps(runs[i])
+            buttons.append(
+                self.stop_button(i)(runs, views, colormap, opacity, steps, *mine, request) if redrawn else gr.skip()
+            )
+        self.requests.ask_page(request)
+        return buttons
+
+    def settled_hides(self, slots: range) -> Callable:
+        """The handler hiding the Stop and Compute buttons of `slots` after a map request, except for a slot whose
+        map has been asked for again since (a stopped request ends late, maybe after Compute has shown its Stop)."""
+
+        def hide(request: gr.Request) -> list:
+            hidden, kept = [gr.Button(visible=False)] * 2, [gr.skip()] * 2
+            return [button for i in slots for button in (hidden if self.requests.settled(request, i) else kept)]
+
+        return hide
+
+    def hide_stop(self, slot: int) -> Callable:
+        """The handler of one slot's Stop: stop its map work, hide the button, say that the map was not finished
+        (the one shown is the previous map) and offer to compute it (a request ending now leaves that offer)."""
+
+        def stop(request: gr.Request) -> tuple[gr.Button, str, gr.Button]:
+            ask_stop(request, slot)
+            self.requests.ask(request, slot)
+            return gr.Button(visible=False), f"{LABEL.map_stopped} {text.MAP_STOPPED}", gr.Button(visible=True)
+
+        return stop

@@ -1,0 +1,135 @@
+"""The AlterNet tab in Streamlit: the placement (step, stage toggles, typed spec, each setting the other two), its
+drawing and cost, the photo's or the subset's curves, and the export, over app.tabs.alternet."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import streamlit as st
+
+from app.streamlit_ui.downloads import export_button
+from app.streamlit_ui.photo import unreadable
+from app.streamlit_ui.progress import progress_bar
+from app.streamlit_ui.resources import lab
+from app.tabs import Download, Problem
+from app.tabs.alternet import (
+    PAPER_STEP,
+    STEPS,
+    SUBSET_DEFAULT,
+    SUBSET_MAX,
+    SUBSET_MIN,
+    AlterNetTab,
+    AlterNetView,
+    Builder,
+)
+from app.views import alternet as view
+from app.views import texts as text
+from app.views.texts import LABEL
+from engine.models.placement import PAPER_DEPTHS
+
+state = st.session_state
+
+
+def tab() -> AlterNetTab:
+    return AlterNetTab(lab())
+
+
+def show_builder(built: Builder) -> None:
+    """Set the step, the toggles and the text to a Builder's values."""
+    state.spec = state.spec_text = built.spec
+    state.step = built.step
+    for s, blocks in enumerate(built.grid):
+        state[f"stage_{s}"] = blocks
+
+
+def on_builder(make: Callable[[], Builder]) -> None:
+    """Apply a builder control's change to the other two; a bad one is named under the controls."""
+    try:
+        show_builder(make())
+    except Problem as exc:
+        state.placement_error = str(exc)
+
+
+def on_step() -> None:
+    if state.step is not None:  # None: a custom placement, set by the toggles or the text
+        on_builder(lambda: tab().from_step(state.step))
+
+
+def on_grid() -> None:
+    on_builder(lambda: tab().from_grid([state[f"stage_{s}"] for s in range(len(PAPER_DEPTHS))]))
+
+
+def on_text() -> None:
+    """A typed placement applied; a bad one's problem is kept beside the text, shown while the box holds it."""
+    try:
+        show_builder(tab().from_text(state.spec_text))
+    except Problem as exc:
+        state.spec_problem = (state.spec_text, str(exc))
+
+
+NOT_A_PLACEMENT = "the MSA blocks typed as text are not a placement ({problem}); what is shown is the last good one."
+
+
+def spec_problem() -> str | None:
+    """The problem of the text in the spec box (None: it is the placement shown, or no text was typed)."""
+    typed, why = state.get("spec_problem", (None, None))
+    return why if typed == state.get("spec_text") else None
+
+
+def alternet_tab(picture: tuple[bytes, str], photo_digest: str) -> None:
+    st.markdown(text.ALTERNET)
+    if "step" not in state:
+        show_builder(tab().from_step(PAPER_STEP))
+    left, right, bad = *st.columns(2), spec_problem()
+    with left:
+        st.radio(LABEL.step, range(len(STEPS)), horizontal=True, key="step", on_change=on_step)
+        for s, choices in enumerate(view.grid_choices()):
+            st.multiselect(
+                LABEL.stage.format(stage=s + 1),
+                [b for _, b in choices],
+                key=f"stage_{s}",
+                format_func=lambda b: f"block {b}",
+                on_change=on_grid,
+            )
+        st.text_input(LABEL.spec, key="spec_text", on_change=on_text)
+        if "placement_error" in state:
+            st.error(state.pop("placement_error"))
+        elif bad:
+            st.error(bad)
+    right.container(key="alternet_steps").markdown(view.steps_markdown())  # scrolls in its box (STYLE)
+    count = st.slider(LABEL.subset_count, SUBSET_MIN, SUBSET_MAX, SUBSET_DEFAULT, 10, key="subset_count")
+    key = (photo_digest, state.spec)
+    try:
+        if st.button(LABEL.subset, key="subset"):
+            if bad:  # the last good placement's results stay, said so
+                st.error(f"Not averaged: {NOT_A_PLACEMENT.format(problem=bad)}")
+            else:
+                state.alternet_view, state.alternet_key = tab().on_subset(state.spec, count, progress_bar()), key
+        elif state.get("alternet_key") != key:  # a new photo or placement: the photo's curves
+            if problem := unreadable(picture):  # refused (and logged) once already
+                raise Problem(problem)
+            state.alternet_view, state.alternet_key = tab().on_photo(state.spec, *picture), key
+    except Problem as exc:
+        st.error(str(exc))
+        return
+    shown = state.alternet_view
+    st.markdown(shown.drawing, unsafe_allow_html=True)
+    st.markdown(shown.cost)
+    if shown.banner:
+        st.warning(shown.banner)
+    st.markdown(shown.source)
+    columns = st.columns([1, 2, 2])
+    columns[0].image(shown.seen, caption=LABEL.seen)
+    columns[1].plotly_chart(shown.high_frequency, theme=None, key="alternet_high_frequency")
+    columns[2].plotly_chart(shown.variance, theme=None, key="alternet_variance")
+    if shown.accuracy:
+        st.markdown(shown.accuracy)
+    st.markdown(shown.here)
+    export_button(LABEL.alternet_export, "alternet", lambda: exported_alternet(shown, bad))
+
+
+def exported_alternet(shown: AlterNetView, bad: str | None) -> Download:
+    """The AlterNet tab's export, refused while the spec box holds a bad placement."""
+    if bad:
+        raise Problem(f"Not exported: {NOT_A_PLACEMENT.format(problem=bad)}")
+    return tab().export(shown)

@@ -1,0 +1,271 @@
+"""The Compare tab in Streamlit: Analyze, one column per model (header, top-5, where it looks as a fragment,
+lesions), Fig 2a, Figs 8 and 9, the logit lens, the exports and the dataset curves, over app.tabs.compare."""
+
+from __future__ import annotations
+
+import operator
+import tempfile
+from functools import partial
+
+import numpy as np
+import streamlit as st
+
+from app.export import png
+from app.service import IG_DEFAULT_STEPS, picked_models
+from app.streamlit_ui.downloads import export_button, offer
+from app.streamlit_ui.photo import digest, unreadable
+from app.streamlit_ui.progress import progress_bar
+from app.streamlit_ui.resources import service
+from app.tabs import Problem
+from app.tabs.compare import DEFAULT_FIGURE, Column, CompareTab, Look, Page, attention_controls, column_key
+from app.tabs.dataset import EXPLANATION, DatasetTab
+from app.views import texts as text
+from app.views.attention import COLORMAPS, MEAN, ViewOptions
+from app.views.texts import LABEL
+
+state = st.session_state
+
+
+def tab() -> CompareTab:
+    return CompareTab(service())
+
+
+def key(kind: str, i: int) -> str:
+    """The key of column `i`'s control `kind`: it belongs to the model's run, so a new Analyze gives every
+    column its own model's defaults (method, class, layer, head, lesion) whatever the column showed before."""
+    return column_key(kind, i, state.runs[i], state.get("analysis", 0))
+
+
+def look() -> Look:
+    shaded = state.get(f"shaded_{state.get('analysis', 0)}", 0)
+    return Look(
+        state.get("colormap", "inferno"),
+        state.get("opacity", 0.6),
+        state.get("log_y", True),
+        shaded if isinstance(shaded, int) and shaded < len(state.runs) else 0,
+    )
+
+
+def analyze(picture: tuple[bytes, str], names: list[str], typed: str, weights: str) -> None:
+    """Run every model on the photo, with a progress bar; results go to the session state under a new
+    analysis number, which keys the columns' controls afresh, and the previous exports are dropped. The
+    results are stored before anything more is drawn: a rerun that interrupts this one (an upload ending)
+    then keeps them. Asked again for the results on screen (a double click), it re-runs nothing: the columns
+    start afresh from the intact models."""
+    if problem := unreadable(picture):
+        st.error(problem)
+        return
+    asked = (digest(picture[0]), tuple(picked_models(names, typed)), weights)
+    if state.runs and state.get("analyzed") == asked:
+        state.runs, state.analysis = [run.original or run for run in state.runs], state.analysis + 1
+        state.pop("exported", None)
+        return
+    with st.status(f"Analyzing {picture[1]}", expanded=True) as status:
+        try:
+            page = tab().analyze(picture[0], names, typed, weights, look(), report=progress_bar())
+        except Problem as exc:
+            status.update(label=f"Analysis failed: {exc}", state="error", expanded=True)
+            st.error(str(exc))
+            return
+        state.pop("exported", None)
+        state.analysis, state.analyzed = state.get("analysis", 0) + 1, asked
+        state.runs, state.photo_name, state.photo_digest = page.runs, picture[1], digest(picture[0])
+        status.update(label=f"{page.status[:-1]} on {picture[1]}.", state="complete", expanded=False)
+
+
+def view_options(i: int, column: Column) -> ViewOptions:
+    """Column `i`'s map as its controls stand: method, class, and for the attention its layer, head and
+    rollout (before any change: the first method, top-1 class, last layer, head mean)."""
+    method = state.get(key("method", i), column.methods[0])
+    method = method if method in column.methods else column.methods[0]
+    target = state.get(key("target", i), column.classes[0][1])
+    steps = state.get("ig_steps", IG_DEFAULT_STEPS)
+    if not column.layers:
+        return ViewOptions(None, MEAN, False, method, target, steps)
+    layer = min(state.get(key("layer", i), column.layers), column.layers)
+    rollout = bool(state.get(key("rollout", i), False)) and column.rollout
+    return ViewOptions(layer, state.get(key("head", i), MEAN), rollout, method, target, steps)
+
+
+def views(page: Page) -> list[ViewOptions]:
+    return [view_options(i, column) for i, column in enumerate(page.columns)]
+
+
+@st.fragment
+def where_it_looks(i: int, column: Column) -> None:
+    """One model's map with its layer, head and rollout controls: re-drawn alone, from stored results
+    (`column`, from the page's last full run, gives the controls' ranges)."""
+    run = state.runs[i]
+    left, right = st.columns(2)
+    method = left.selectbox(LABEL.method, column.methods, key=key("method", i), help=text.METHODS)
+    labels = dict((index, label) for label, index in column.classes)
+    right.selectbox(LABEL.target, list(labels), key=key("target", i), format_func=labels.get)
+    if column.not_offered:
+        st.caption(f"Not offered for this model: {column.not_offered}")
+    if column.layers:
+        rollout = bool(state.get(key("rollout", i), False)) and column.rollout
+        layer, head, rollout_applies = attention_controls(rollout, method)
+        last = max(column.layers, 2)
+        st.slider(LABEL.layer, 1, last, column.layers, key=key("layer", i), disabled=not layer)
+        if column.rollout:
+            st.checkbox(LABEL.rollout, key=key("rollout", i), disabled=not rollout_applies)
+        st.selectbox(LABEL.head, column.heads, key=key("head", i), disabled=not head)
+    options = view_options(i, column)
+    stopped, shown, done = key("stopped", i), options.key(run), options.computed(run)
+    if not done and state.get(stopped) == shown:
+        drawn_for, drawn = state.get(f"drawn_{i}", (None, None))  # the map shown before, kept as in Gradio
+        previous = drawn if drawn_for == key("drawn", i) and drawn.computed(run) else None
+        st.info(LABEL.map_stopped if previous is None else f"{LABEL.map_stopped} {text.MAP_STOPPED}")
+        if not st.button(LABEL.compute_map, key=key("compute", i)):
+            if previous is not None:
+                show_map(i, column, *tab().view(run, previous, look()))
+            return
+    state.pop(stopped, None)
+    stop, report = st.empty(), None
+    if not done:
+        stop.button(LABEL.stop_map, key=key("stop", i), on_click=state.__setitem__, args=(stopped, shown))
+        chosen_by = [key(kind, i) for kind in ("method", "target", "layer", "head", "rollout")]
+        report = progress_bar(key("stop", i), (*chosen_by, *(["ig_steps"] if options.uses_steps(run) else [])))
+    try:
+        image, caption = tab().view(run, options, look(), report)
+    except Problem as exc:
+        st.error(str(exc))
+        return
+    finally:
+        stop.empty()
+    state[f"drawn_{i}"] = (key("drawn", i), options)  # one per column: nothing of older analyses is held
+    show_map(i, column, image, caption)
+
+
+def show_map(i: int, column: Column, image: np.ndarray, caption: str) -> None:
+    """Model `i`'s map with its caption and a PNG download."""
+    st.image(image, caption=f"{column.map_title}: {caption}", width="stretch")
+    encoded = partial(png, image)  # made when clicked, not on each rerun of the page
+    st.download_button(LABEL.map_png, encoded, f"map-{state.runs[i].result.name}.png", "image/png", key=key("map", i))
+
+
+def model_column(i: int, column: Column) -> None:
+    """One model: header, top-5, where it looks (a fragment), lesions."""
+    run = state.runs[i]
+    st.markdown(column.title)
+    st.caption(column.top5_title)
+    for label, probability in column.top5.items():
+        st.progress(probability, label if column.random else f"{label}: {100 * probability:.1f}%")
+    where_it_looks(i, column)
+    if column.distance:
+        st.caption(column.distance)
+    chosen = st.multiselect(
+        LABEL.lesion,
+        [index for _, index in column.units],
+        default=column.lesion,
+        format_func=dict((v, k) for k, v in column.units).get,
+        help=text.LESION,
+        key=key("lesion", i),
+        select_all=False,  # each change re-runs the model: units go off one by one, as in Gradio
+    )
+    if tuple(sorted(chosen)) != run.lesion:
+        try:
+            state.runs = tab().lesion(state.runs, i, chosen, look()).runs
+            state.pop(key("target", i), None)  # the lesioned model's own top-1 is explained next
+        except Problem as exc:
+            st.error(str(exc))
+            return
+        st.rerun()
+
+
+def exports(page: Page) -> None:
+    with st.expander(LABEL.exports, key="exports_open"):  # keyed: it stays open over the reruns its buttons make
+        choices = {title: name for title, name in page.figure_choices}
+        first = list(choices.values()).index(DEFAULT_FIGURE) if DEFAULT_FIGURE in choices.values() else 0
+        left, middle, right = st.columns(3)
+        picked = left.selectbox(LABEL.export_figure_name, list(choices), first, key=f"export_figure_{state.analysis}")
+        name = choices[picked]
+        fmt = middle.radio(LABEL.export_format, ["png", "svg"], horizontal=True, key="export_format")
+        try:
+            if right.button(LABEL.export_figure, key="prepare_figure"):
+                state.exported = tab().export_figure(state.runs, name, fmt, look(), state.photo_name)
+            if right.button(LABEL.export_pack, key="prepare_pack"):
+                with st.spinner("Rendering every figure"):
+                    state.exported = tab().export_pack(state.runs, state.photo_name, look(), views(page))
+        except Problem as exc:
+            st.error(str(exc))
+        offer(state.get("exported"), "download_export")
+
+
+def compare_page() -> Page:
+    """The Compare tab's page for the session's runs, made again only when the runs or the plots' options
+    change. Its maps keep the colours they were made with: the columns draw their own (`where_it_looks`), so
+    another opacity or colour map re-uses the page (0.3 s of plotly figures a rerun)."""
+    plots = (look().log_y, look().shaded)
+    made, page = state.get("compare_page", (None, None))
+    if made == plots and len(page.runs) == len(state.runs) and all(map(operator.is_, page.runs, state.runs)):
+        return page
+    page = tab().page(state.runs, look())
+    state.compare_page = (plots, page)
+    return page
+
+
+def compare_tab(photo_digest: str) -> None:
+    st.markdown(text.COMPARE)
+    if not state.runs:
+        st.info(LABEL.ready)
+        return
+    if state.get("photo_digest") != photo_digest:
+        st.info(LABEL.stale.format(previous=f"**{state.photo_name}**"))
+    left, right = st.columns(2)
+    left.selectbox(LABEL.colormap, COLORMAPS, key="colormap")
+    right.slider(LABEL.opacity, 0.0, 1.0, 0.6, 0.05, key="opacity")
+    st.slider(LABEL.ig_steps, 8, 128, IG_DEFAULT_STEPS, 8, key="ig_steps")
+    page = compare_page()
+    for i, (place, column) in enumerate(zip(st.columns(len(page.columns)), page.columns)):
+        with place:
+            model_column(i, column)
+    st.markdown(text.FOURIER)
+    for column, shown in zip(st.columns(len(page.columns)), page.columns):
+        column.plotly_chart(shown.spectrum, theme=None, key=f"spectrum_{shown.title}")
+    left, right = st.columns(2)
+    left.markdown(text.HIGH_FREQUENCY)
+    left.plotly_chart(page.high_frequency, theme=None, key="high_frequency")
+    left.markdown(page.high_frequency_here)
+    right.markdown(text.VARIANCE)
+    right.plotly_chart(page.variance, theme=None, key="variance")
+    right.markdown(page.variance_here)
+    right.checkbox(LABEL.log_y, True, key="log_y")
+    right.selectbox(
+        LABEL.shaded,
+        range(len(page.columns)),
+        format_func=lambda i: (page.runs[i].original or page.runs[i]).result.label,
+        key=f"shaded_{state.get('analysis', 0)}",
+    )
+    st.markdown(text.LENS)
+    st.plotly_chart(page.lens, theme=None, key="logit_lens")
+    st.markdown(page.lens_here)
+    exports(page)
+
+
+def dataset_section(names: list[str], typed: str, weights: str) -> None:
+    """Figs 2a, 8 and 9 averaged over a ZIP of images for the picked models, with their export."""
+    dataset = DatasetTab(service())
+    with st.expander(LABEL.dataset):
+        st.markdown(EXPLANATION)
+        archive = st.file_uploader(LABEL.dataset_zip, type=["zip"], key="dataset_zip")
+        if st.button(LABEL.dataset_run, key="dataset_run", disabled=archive is None):
+            with tempfile.NamedTemporaryFile(suffix=".zip") as file:
+                file.write(archive.getvalue())
+                file.flush()
+                try:
+                    state.dataset = dataset.measure(file.name, names, typed, weights, progress_bar(), archive.name)
+                    state.pop("dataset_exported", None)
+                except Problem as exc:
+                    st.error(str(exc))
+                    return
+        shown = state.get("dataset")
+        if shown is None:
+            return
+        st.markdown(shown.summary)
+        left, right = st.columns(2)
+        left.plotly_chart(shown.high_frequency, theme=None, key="dataset_high_frequency")
+        right.plotly_chart(shown.variance, theme=None, key="dataset_variance")
+        for column, result, spectrum in zip(st.columns(len(shown.results)), shown.results, shown.spectra):
+            column.plotly_chart(spectrum, theme=None, key=f"dataset_spectrum_{result.name}")
+        export_button(LABEL.dataset_export, "dataset", lambda: dataset.export(shown))

@@ -1,0 +1,56 @@
+"""The guided tour in Streamlit: one step at a time over the Compare tab's runs, its address naming the step."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from app.streamlit_ui.compare import look
+from app.streamlit_ui.downloads import export_button
+from app.streamlit_ui.resources import service
+from app.tabs.tour import KEYS as TOUR_KEYS
+from app.tabs.tour import TourTab
+from app.tabs.tour import index_of as tour_index
+from app.views import texts as text
+
+state = st.session_state
+
+
+def move(delta: int) -> None:
+    """Back or next in the tour (the address follows: `linked`)."""
+    state.tour_step = min(max(state.tour_step + delta, 0), len(TOUR_KEYS) - 1)
+
+
+def linked(on_tour: bool) -> None:
+    """The page's address names the tour's step while the tour is shown (a link a teacher can copy), and no step
+    once another tab is (a reload then opens the Compare tab)."""
+    if on_tour:
+        st.query_params["step"] = TOUR_KEYS[state.tour_step]
+    elif "step" in st.query_params:
+        del st.query_params["step"]
+
+
+def tour_tab() -> None:
+    """The guided tour over the Compare tab's runs: one step, back and next, the whole tour as a handout."""
+    tour = TourTab(service())
+    st.markdown(text.TOUR_INTRO)
+    if "tour_step" not in state:
+        state.tour_step = tour_index(st.query_params.get("step"))
+    step = tour.step(state.get("runs", []), state.tour_step + 1, look())
+    st.progress(step.number / len(TOUR_KEYS), step.position)
+    st.markdown(f"#### {step.title}\n**The paper:** {step.statement}")
+    if step.image is not None:
+        st.image(step.image)
+    if step.figure is not None:
+        st.plotly_chart(step.figure, theme=None, key=f"tour_plot_{step.key}")
+    st.markdown(step.verdict.text)
+    st.markdown(f"**Try this:** {step.try_this}")
+    back, ahead, export = st.columns(3)
+    back.button("← Back", key="tour_back", disabled=step.number == 1, on_click=move, args=(-1,))
+    ahead.button("Next →", key="tour_next", disabled=step.number == len(TOUR_KEYS), on_click=move, args=(1,))
+    export_button(
+        "Export this tour (handout)",
+        "tour",
+        lambda: tour.export(state.get("runs", []), look(), state.get("photo_name", "")),
+        where=export,
+        busy="Rendering every step",
+    )

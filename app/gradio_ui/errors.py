@@ -8,13 +8,11 @@ import functools
 import html
 import re
 import threading
-import time
 from typing import Callable, TypeVar
 
 import gradio as gr
 from gradio.context import LocalContext
 
-from app.gradio_ui.stops import stopped_since
 from app.guard import refuse
 from app.tabs import Problem
 
@@ -78,18 +76,15 @@ def client_gone(request: gr.Request | None) -> bool:
     return bool(mine) and not any(event.alive for event in mine)
 
 
-def watched(
-    progress: gr.Progress, request: gr.Request | None, slot: int | None = None, started: float | None = None
-) -> Report:
+def watched(progress: gr.Progress, request: gr.Request | None, stopped: Callable[[], bool] | None = None) -> Report:
     """The service's progress report for a handler: shown on the page, and raising Refused (which stops the
-    work at a block or batch boundary) once the client has gone away or, for the map of column `slot`, once
-    that column was stopped after `started` (time.monotonic; default now): its Stop, or a newer map asked for."""
-    started = time.monotonic() if started is None else started
+    work at a block or batch boundary) once the client has gone away or `stopped()` says the work was stopped
+    (a map's column: its Stop, or a newer map asked for)."""
 
     def report(fraction: float, message: str) -> None:
         if client_gone(request):
             raise refuse("stopped: the client that asked went away", "the rest of an abandoned request")
-        if stopped_since(request, started, slot):
+        if stopped is not None and stopped():
             raise refuse("stopped at your request", "work stopped by its user")
         progress(fraction, desc=message)
 

@@ -12,7 +12,7 @@ import gradio as gr
 import numpy as np
 
 from app.gradio_ui.errors import user_facing, watched
-from app.gradio_ui.stops import MapRequests, ask_stop, stopped_since
+from app.gradio_ui.stops import MapRequests, Stops
 from app.service import IG_DEFAULT_STEPS, MAX_MODELS, ModelRun
 from app.tabs import Problem
 from app.tabs.compare import CompareTab, Look
@@ -56,6 +56,7 @@ class Maps:
     def __init__(self, tab: CompareTab) -> None:
         self.tab = tab
         self.requests = MapRequests()  # which map request each column asked for last: its end hides the Stop
+        self.stops = Stops()  # when each column was last stopped
 
     def draw(
         self,
@@ -70,14 +71,18 @@ class Maps:
         """One slot's map as `options` choose it and its caption: from the stored results, or from an attribution
         computed once for the run (with progress); None when the column was stopped after the request `started`
         (time.monotonic): by its Stop (whose button said so) or by a newer map asked for (which draws its own)."""
+
+        def stopped() -> bool:
+            return self.stops.since(request, started, slot)
+
         try:
-            image, caption = self.tab.view(runs[slot], options, look, watched(progress, request, slot, started))
+            image, caption = self.tab.view(runs[slot], options, look, watched(progress, request, stopped))
         except Problem:
-            if stopped_since(request, started, slot):  # no error on top of the Stop's own message
+            if stopped():  # no error on top of the Stop's own message
                 return None
             self.requests.end(request, slot, started)
             raise
-        if stopped_since(request, started, slot):  # done as it was stopped: the Stop's message or the newer map stands
+        if stopped():  # done as it was stopped: the Stop's message or the newer map stands
             return None
         self.requests.end(request, slot, started)
         return image, with_distance(caption, evidence.distance_here(runs[slot].result))
@@ -168,7 +173,7 @@ class Maps:
             target,
             request: gr.Request = None,
         ):
-            ask_stop(request, slot, anew=True)
+            self.stops.ask(request, slot, anew=True)
             self.requests.ask(request, slot)
             asked = view_options(layer, head, rollout, method, target, steps)
             return gr.Button(visible=not (slot >= len(runs) or asked.computed(runs[slot])))
@@ -204,7 +209,7 @@ class Maps:
         (the one shown is the previous map) and offer to compute it (a request ending now leaves that offer)."""
 
         def stop(request: gr.Request) -> tuple[gr.Button, str, gr.Button]:
-            ask_stop(request, slot)
+            self.stops.ask(request, slot)
             self.requests.ask(request, slot)
             return gr.Button(visible=False), f"{LABEL.map_stopped} {text.MAP_STOPPED}", gr.Button(visible=True)
 

@@ -9,9 +9,6 @@ import time
 import gradio as gr
 
 KEPT_S = 3600  # a session silent this long is forgotten
-
-STOPS: dict[tuple[str, int], float] = {}  # (session hash, column): when its Stop was last pressed (monotonic)
-ASKED: dict[tuple[str, int], float] = {}  # ... when a new map asked for last stopped the one before
 SAME_CLICK_S = 1.0  # a new map's own stop of the one before may reach the server after the new map has started
 
 
@@ -21,24 +18,30 @@ def forget_old(times: dict, now: float) -> None:
         del times[key]
 
 
-def ask_stop(request: gr.Request, slot: int, anew: bool = False) -> None:
-    """Stop the map work of the session's column `slot` at its next progress report: its Stop's handler, or
-    (`anew`) the handler run as a new map is asked for, which stops the map before it."""
-    now = time.monotonic()
-    stops = ASKED if anew else STOPS
-    forget_old(stops, now)
-    stops[request.session_hash, slot] = now
+class Stops:
+    """When each session's column was last stopped: by its Stop button, or by a new map asked for (which stops
+    the one before)."""
 
+    def __init__(self) -> None:
+        self._pressed: dict[tuple[str, int], float] = {}  # (session hash, column): its Stop (time.monotonic)
+        self._asked: dict[tuple[str, int], float] = {}  # ... a new map asked for, stopping the one before
 
-def stopped_since(request: gr.Request | None, started: float, slot: int | None) -> bool:
-    """Whether the Stop of the session's column `slot` was pressed after `started` (time.monotonic), or a new map
-    was asked for over SAME_CLICK_S after it: the browser sends a new map's request and its stop of the one before
-    at once, and under load the request can start first (it must not stop itself). Work for no column (an
-    analysis, a dataset) is stopped only by its client going away."""
-    if request is None or slot is None:
-        return False
-    key = (request.session_hash, slot)
-    return STOPS.get(key, -1.0) >= started or ASKED.get(key, -1.0) >= started + SAME_CLICK_S
+    def ask(self, request: gr.Request, slot: int, anew: bool = False) -> None:
+        """Stop the map work of the session's column `slot` at its next progress report: its Stop's handler, or
+        (`anew`) the handler run as a new map is asked for, which stops the map before it."""
+        now = time.monotonic()
+        stops = self._asked if anew else self._pressed
+        forget_old(stops, now)
+        stops[request.session_hash, slot] = now
+
+    def since(self, request: gr.Request | None, started: float, slot: int) -> bool:
+        """Whether the Stop of the session's column `slot` was pressed after `started` (time.monotonic), or a new
+        map was asked for over SAME_CLICK_S after it: the browser sends a new map's request and its stop of the one
+        before at once, and under load the request can start first (it must not stop itself)."""
+        if request is None:
+            return False
+        key = (request.session_hash, slot)
+        return self._pressed.get(key, -1.0) >= started or self._asked.get(key, -1.0) >= started + SAME_CLICK_S
 
 
 class MapRequests:

@@ -6,11 +6,15 @@ from dataclasses import dataclass
 
 import gradio as gr
 
-from app.gradio_ui.maps import with_distance
 from app.tabs.compare import Column, attention_controls
 from app.views import texts as text
 from app.views.attention import MEAN
 from app.views.texts import LABEL
+
+
+def with_distance(caption: str, distance: str) -> str:
+    """A map's caption, then the column's attention distance line where it has one (after every redraw too)."""
+    return f"{caption}  \n{distance}" if distance else caption
 
 
 @dataclass

@@ -14,7 +14,7 @@ import gradio as gr
 from app.gradio_ui.columns import Slot, compare_column
 from app.gradio_ui.downloads import figure_export, pack_export, shown_on
 from app.gradio_ui.errors import user_facing, watched
-from app.gradio_ui.maps import APPLYING_CONTROLS, Maps
+from app.gradio_ui.maps import Maps
 from app.gradio_ui.photo import refused_line
 from app.gradio_ui.repeats import dropping_repeats
 from app.gradio_ui.sessions import OnePerSession
@@ -222,73 +222,14 @@ class Compare:
         analyzing.failure(
             refused_status, top.image, top.status, preprocess=False, queue=False, api_visibility="private"
         )
-        self.wire_maps()
+        self.maps.wire(self.slots, top.state, top.views, self.colormap, self.opacity, self.steps)
+        self.wire_lesions()
         self.wire_curves_and_exports()
 
-    def wire_maps(self) -> None:
-        """The columns' maps, Stops, Computes and lesions, and the page-wide redraws (steps, look)."""
-        top, slots, maps = self.top, self.slots, self.maps
-        every_control = [c for slot in slots for c in slot.options]
-        stops_and_computes = [button for slot in slots for button in (slot.stop, slot.compute)]
-        private = {"queue": False, "api_visibility": "private"}
-        # the steps apply to every column: one event for the page (one per column would pass its limit in flight)
-        steps_inputs = [top.state, top.views, self.colormap, self.opacity, self.steps, *every_control]
-        gr.on([self.steps.input], maps.stop_buttons, steps_inputs, [slot.stop for slot in slots], **private)
-        styled = gr.on(
-            [self.steps.input],
-            maps.redraw_steps(),
-            steps_inputs,
-            [*[c for slot in slots for c in (slot.view, slot.caption)], top.views],
-            api_name="restyle_steps",
-            api_visibility="private",
-            show_progress_on=[slot.view for slot in slots],
-            trigger_mode="always_last",  # a second change of the steps while the first one's maps are drawn: after
-        )
-        styled.then(maps.settled_hides(range(MAX_MODELS)), None, stops_and_computes, **private)
-        for i, slot in enumerate(slots):
-            inputs = [top.state, top.views, self.colormap, self.opacity, self.steps, *slot.options]
-            outputs = [slot.view, slot.caption, top.views]
-            changes = [slot.layer.input, slot.head.input, slot.rollout.input, slot.method.input, slot.target.input]
-            # the browser runs a trigger's listeners in the order made, each after the one before has finished:
-            # the quick ones (the Stop button, the controls that apply) come before the map, which may take minutes
-            gr.on(changes, maps.stop_button(i), inputs, slot.stop, **private)  # only while computing
-            gr.on(
-                [slot.rollout.input, slot.method.input],
-                None,
-                [slot.rollout, slot.method],
-                [slot.layer, slot.head, slot.rollout],
-                js=APPLYING_CONTROLS,
-            )  # rollout takes every layer and head; other methods use none of them
-            chosen = gr.on(
-                changes,
-                maps.redraw(i),
-                inputs,
-                outputs,
-                api_name=f"view_{i}",
-                show_progress_on=slot.view,
-                trigger_mode="always_last",
-            )
-            # its Stop and "Compute this map" go once the map asked for last is drawn (a Stop keeps Compute)
-            chosen.then(maps.settled_hides(range(i, i + 1)), None, [slot.stop, slot.compute], **private)
-            # after a Stop, "Compute this map" computes the map the controls ask for
-            computing = slot.compute.click(lambda: gr.Button(visible=False), None, slot.compute, **private)
-            computing.then(maps.stop_button(i), inputs, slot.stop, **private)
-            asked = computing.then(
-                maps.redraw(i),
-                inputs,
-                outputs,
-                show_progress_on=slot.view,
-                api_name=f"compute_{i}",
-                api_visibility="private",
-            )
-            asked.then(maps.settled_hides(range(i, i + 1)), None, [slot.stop, slot.compute], **private)
-            stop_outputs = [slot.stop, slot.caption, slot.compute]
-            slot.stop.click(maps.hide_stop(i), None, stop_outputs, queue=False, api_name=f"stop_{i}")
-            # the page cancels a listener's requests one after the other, each looked up once the one before is
-            # cancelled: one listener per request, so that a slow cancel cannot reach a Compute pressed after it.
-            # The steps' redraw (every column's) is not cancelled: the Stop stops this column's part of it
-            for work in (chosen, asked):
-                slot.stop.click(None, js="() => []", cancels=[work])
+    def wire_lesions(self) -> None:
+        """Each column's units switched off re-run its model."""
+        top = self.top
+        for i, slot in enumerate(self.slots):
             gr.on(
                 [slot.lesion.input],
                 self.lesion(i),
@@ -297,15 +238,6 @@ class Compare:
                 api_name=f"lesion_{i}",
                 show_progress_on=slot.lesion,
             )
-        gr.on(
-            [self.colormap.input, self.opacity.input],
-            maps.restyle(),
-            [top.state, self.colormap, self.opacity, self.steps, *every_control],
-            [c for slot in slots for c in (slot.view, slot.caption)],
-            api_visibility="private",
-            show_progress="hidden",  # a map being computed shows its own progress
-            trigger_mode="always_last",
-        )
 
     def wire_curves_and_exports(self) -> None:
         """Figs 8 and 9's scale and shading, the exports, and the API's /analyze and /forward_passes."""

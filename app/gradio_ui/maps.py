@@ -11,6 +11,7 @@ from typing import Callable
 import gradio as gr
 import numpy as np
 
+from app.gradio_ui.columns import Slot, with_distance
 from app.gradio_ui.errors import user_facing, watched
 from app.gradio_ui.stops import MapRequests, Stops
 from app.service import IG_DEFAULT_STEPS, MAX_MODELS, ModelRun
@@ -43,11 +44,6 @@ def view_options(
         None if target in (None, "") else int(target),
         int(steps or IG_DEFAULT_STEPS),
     )
-
-
-def with_distance(caption: str, distance: str) -> str:
-    """A map's caption, then the column's attention distance line where it has one (after every redraw too)."""
-    return f"{caption}  \n{distance}" if distance else caption
 
 
 class Maps:
@@ -214,3 +210,85 @@ class Maps:
             return gr.Button(visible=False), f"{LABEL.map_stopped} {text.MAP_STOPPED}", gr.Button(visible=True)
 
         return stop
+
+    def wire(
+        self,
+        slots: list[Slot],
+        state: gr.State,
+        views: gr.State,
+        colormap: gr.Dropdown,
+        opacity: gr.Slider,
+        steps: gr.Slider,
+    ) -> None:
+        """The columns' maps, Stops and Computes over the session's runs (`state`) and chosen maps (`views`), and
+        the page-wide redraws (`steps`, `colormap`, `opacity`)."""
+        every_control = [c for slot in slots for c in slot.options]
+        stops_and_computes = [button for slot in slots for button in (slot.stop, slot.compute)]
+        private = {"queue": False, "api_visibility": "private"}
+        # the steps apply to every column: one event for the page (one per column would pass its limit in flight)
+        steps_inputs = [state, views, colormap, opacity, steps, *every_control]
+        gr.on([steps.input], self.stop_buttons, steps_inputs, [slot.stop for slot in slots], **private)
+        styled = gr.on(
+            [steps.input],
+            self.redraw_steps(),
+            steps_inputs,
+            [*[c for slot in slots for c in (slot.view, slot.caption)], views],
+            api_name="restyle_steps",
+            api_visibility="private",
+            show_progress_on=[slot.view for slot in slots],
+            trigger_mode="always_last",  # a second change of the steps while the first one's maps are drawn: after
+        )
+        styled.then(self.settled_hides(range(MAX_MODELS)), None, stops_and_computes, **private)
+        for i, slot in enumerate(slots):
+            inputs = [state, views, colormap, opacity, steps, *slot.options]
+            outputs = [slot.view, slot.caption, views]
+            changes = [slot.layer.input, slot.head.input, slot.rollout.input, slot.method.input, slot.target.input]
+            # the browser runs a trigger's listeners in the order made, each after the one before has finished:
+            # the quick ones (the Stop button, the controls that apply) come before the map, which may take minutes
+            gr.on(changes, self.stop_button(i), inputs, slot.stop, **private)  # only while computing
+            gr.on(
+                [slot.rollout.input, slot.method.input],
+                None,
+                [slot.rollout, slot.method],
+                [slot.layer, slot.head, slot.rollout],
+                js=APPLYING_CONTROLS,
+            )  # rollout takes every layer and head; other methods use none of them
+            chosen = gr.on(
+                changes,
+                self.redraw(i),
+                inputs,
+                outputs,
+                api_name=f"view_{i}",
+                show_progress_on=slot.view,
+                trigger_mode="always_last",
+            )
+            # its Stop and "Compute this map" go once the map asked for last is drawn (a Stop keeps Compute)
+            chosen.then(self.settled_hides(range(i, i + 1)), None, [slot.stop, slot.compute], **private)
+            # after a Stop, "Compute this map" computes the map the controls ask for
+            computing = slot.compute.click(lambda: gr.Button(visible=False), None, slot.compute, **private)
+            computing.then(self.stop_button(i), inputs, slot.stop, **private)
+            asked = computing.then(
+                self.redraw(i),
+                inputs,
+                outputs,
+                show_progress_on=slot.view,
+                api_name=f"compute_{i}",
+                api_visibility="private",
+            )
+            asked.then(self.settled_hides(range(i, i + 1)), None, [slot.stop, slot.compute], **private)
+            stop_outputs = [slot.stop, slot.caption, slot.compute]
+            slot.stop.click(self.hide_stop(i), None, stop_outputs, queue=False, api_name=f"stop_{i}")
+            # the page cancels a listener's requests one after the other, each looked up once the one before is
+            # cancelled: one listener per request, so that a slow cancel cannot reach a Compute pressed after it.
+            # The steps' redraw (every column's) is not cancelled: the Stop stops this column's part of it
+            for work in (chosen, asked):
+                slot.stop.click(None, js="() => []", cancels=[work])
+        gr.on(
+            [colormap.input, opacity.input],
+            self.restyle(),
+            [state, colormap, opacity, steps, *every_control],
+            [c for slot in slots for c in (slot.view, slot.caption)],
+            api_visibility="private",
+            show_progress="hidden",  # a map being computed shows its own progress
+            trigger_mode="always_last",
+        )

@@ -11,6 +11,7 @@ Static images come from plotly's own exporter (kaleido), which drives a Chromium
 from __future__ import annotations
 
 import argparse
+import atexit
 import csv
 import io
 import json
@@ -20,9 +21,11 @@ import shutil
 import threading
 import warnings
 import zipfile
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from html import escape
 from pathlib import Path
+from typing import Iterator
 
 import numpy as np
 import plotly.graph_objects as go
@@ -45,7 +48,6 @@ WIDTH, HEIGHT, SCALE = 1200, 700, 2  # PNGs are 2400 x 1400: sharp on a projecto
 SUBTITLE_CHARS = 130  # a subtitle line's length at the exported size
 REFERENCE = 'Park & Kim, "How Do Vision Transformers Work?", ICLR 2022 (arXiv:2202.06709)'
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome")
-_server_lock = threading.Lock()
 
 
 class ExportError(Exception):
@@ -64,13 +66,58 @@ def browser() -> str:
     return path
 
 
-def _kaleido() -> None:
-    """Start kaleido's browser once per process, so that each export does not start its own."""
-    import kaleido
+class ExportBrowser:
+    """kaleido's browser, started by the first export and closed once no export has used it for `idle` seconds:
+    a hosted server does not keep a Chromium (about 400 MB over its processes) for a class that exported one
+    figure an hour ago. `with EXPORTS.open():` around the exports that need it."""
 
-    os.environ.setdefault("BROWSER_PATH", browser())
-    with _server_lock:
-        kaleido.start_sync_server(silence_warnings=True)
+    def __init__(self, idle: float) -> None:
+        self.idle = idle
+        self._lock = threading.Lock()
+        self._users = 0
+        self._closing: threading.Timer | None = None
+        self._exiting = False
+
+    @contextmanager
+    def open(self) -> Iterator[None]:
+        import kaleido
+
+        os.environ.setdefault("BROWSER_PATH", browser())
+        with self._lock:
+            if self._closing:
+                self._closing.cancel()
+                self._closing = None
+            if not kaleido._global_server.is_running():
+                kaleido.start_sync_server(silence_warnings=True)
+                atexit.register(self._exit)  # after kaleido's own close, so it runs before it
+            self._users += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._users -= 1
+                if not self._users:
+                    self._closing = threading.Timer(self.idle, self._close)
+                    self._closing.daemon = True
+                    self._closing.start()
+
+    def _close(self) -> None:
+        import kaleido
+
+        with self._lock:
+            if not self._users and not self._exiting:
+                kaleido.stop_sync_server(silence_warnings=True)
+                self._closing = None
+
+    def _exit(self) -> None:
+        """At exit kaleido closes its browser itself: no timer may close it at the same time."""
+        with self._lock:
+            self._exiting = True
+            if self._closing:
+                self._closing.cancel()
+
+
+EXPORTS = ExportBrowser(float(os.environ.get("VIT_EXPLORER_EXPORT_BROWSER_IDLE_S", 60)))
 
 
 def weights_line(results: list[ModelResult]) -> str:
@@ -122,9 +169,8 @@ def images_of(figs: list[go.Figure], fmt: str) -> list[bytes]:
     """PNG (at 2x) or SVG bytes of every figure, from one browser."""
     import plotly.io as pio
 
-    _kaleido()
     scale = SCALE if fmt == "png" else 1
-    with warnings.catch_warnings():  # plotly passes its options both ways; kaleido's server warns each time
+    with EXPORTS.open(), warnings.catch_warnings():  # plotly passes its options both ways; kaleido warns each time
         warnings.filterwarnings("ignore", "The kopts argument is ignored", UserWarning)
         return [pio.to_image(fig, format=fmt, width=WIDTH, height=HEIGHT, scale=scale) for fig in figs]
 

@@ -238,6 +238,7 @@ class Run:
     errors: list[str] = field(default_factory=list)
     big_maps: list[tuple[str, float]] = field(default_factory=list)
     memory: Range = field(default_factory=Range)
+    shared: Range = field(default_factory=Range)  # the tree's memory with shared pages counted once (PSS)
     folder: Range = field(default_factory=Range)
     addresses: set[str] = field(default_factory=set)
     present: int = 0
@@ -362,6 +363,7 @@ def sample(run: Run, pid: int | None, uploads: Path | None, port: int | None, st
     while not stop.is_set():
         if pid:
             run.memory.add(tree_mb(pid))
+            run.shared.add(tree_mb(pid, "pss"))
         if uploads:
             run.folder.add(folder_mb(uploads))
         if port:
@@ -443,7 +445,11 @@ def report(run: Run, after: float, students: int, mode: str) -> None:
     if run.memory.start is not None:
         print(
             f"server process tree: {run.memory.start:,.0f} MB at start, peak {run.memory.peak:,.0f} MB, "
-            f"{run.memory.now:,.0f} MB {after:.0f} s after the last student left"
+            f"{run.memory.now:,.0f} MB {after:.0f} s after the last student left (resident, summed)"
+        )
+        print(
+            f"the same counting shared pages once (PSS): {run.shared.start:,.0f} MB, peak {run.shared.peak:,.0f} MB, "
+            f"{run.shared.now:,.0f} MB"
         )
     if run.folder.start is not None:
         print(

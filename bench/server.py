@@ -4,6 +4,7 @@ port, stopped with the benchmark, its process tree's memory read from /proc."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -26,16 +27,22 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def tree_mb(pid: int) -> float:
-    """Resident memory of process `pid` and all its descendants, in MB."""
+def tree_mb(pid: int, measure: str = "rss") -> float:
+    """Memory of process `pid` and all its descendants, in MB: `rss` sums each one's resident memory (pages shared
+    between them, a browser's processes for instance, counted in each), `pss` shares them out (each shared page
+    counted once over the tree: what the tree costs the machine)."""
     total, todo = 0, [pid]
     while todo:
         current = todo.pop()
         try:
-            total += int(Path(f"/proc/{current}/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+            if measure == "pss":
+                rollup = Path(f"/proc/{current}/smaps_rollup").read_text()
+                total += int(re.search(r"^Pss:\s+(\d+) kB", rollup, re.M).group(1)) * 1024
+            else:
+                total += int(Path(f"/proc/{current}/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE")
             for task in Path(f"/proc/{current}/task").iterdir():
                 todo += [int(c) for c in (task / "children").read_text().split()]
-        except (FileNotFoundError, ProcessLookupError):
+        except (FileNotFoundError, ProcessLookupError, PermissionError):
             continue
     return total / 2**20
 

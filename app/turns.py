@@ -1,6 +1,8 @@
 """Models run one job at a time, and visitors take turns: a job holds the turn while it computes and, at each batch
 boundary, hands it to a waiting job of another visitor, so a plain analysis waits about one batch of someone else's
-map, not the whole map.
+map, not the whole map. The job that has computed least goes first (in bands of BAND_S seconds; within a band, the
+visitor served least recently): a short job passes the long maps at each of its own boundaries too, rather than
+waiting one batch of every other map each time.
 
     turns = Turns()
     with turns.turn("203.0.113.5", report):   # waits its turn, telling `report` its place and the expected wait
@@ -23,6 +25,7 @@ from engine.analyses.attributions import about
 Report = Callable[[float, str], None]
 TELL_EVERY_S = 2.0  # a waiting job's place is told again at least this often
 DEFAULT_TURN_S = 2.0  # a turn's expected length before any has been measured
+BAND_S = 1.0  # jobs that have computed within the same whole number of these seconds are served visitor by visitor
 
 
 @dataclass(eq=False)
@@ -32,11 +35,13 @@ class Ticket:
     visitor: str
     order: int
     thread: int = field(default_factory=threading.get_ident)
+    computed: float = 0.0  # seconds it has held the turn so far
 
 
 class Turns:
-    """One job computes at a time. The next is the waiting job whose visitor was served least recently (a visitor
-    never served first), in order of asking among one visitor's jobs; a job pausing at a batch boundary (`pause`)
+    """One job computes at a time. The next is the waiting job that has computed least (in bands of BAND_S), then
+    whose visitor was served least recently (a visitor never served first), in order of asking among one visitor's
+    jobs; a job pausing at a batch boundary (`pause`)
     lets such a job go first and then waits for its own next turn."""
 
     def __init__(self) -> None:
@@ -113,12 +118,15 @@ class Turns:
 
     def _hand_over(self) -> None:
         """End the holder's turn (the lock held): its length noted, the waiting jobs woken."""
-        self._lengths.append(time.monotonic() - self._started)
+        length = time.monotonic() - self._started
+        self._lengths.append(length)
+        if self._holder is not None:
+            self._holder.computed += length
         self._holder = None
         self._room.notify_all()
 
-    def _rank(self, ticket: Ticket) -> tuple[int, int]:
-        return self._served.get(ticket.visitor, -1), ticket.order
+    def _rank(self, ticket: Ticket) -> tuple[int, int, int]:
+        return int(ticket.computed // BAND_S), self._served.get(ticket.visitor, -1), ticket.order
 
     def _next(self) -> Ticket | None:
         return min(self._waiting, key=self._rank, default=None)

@@ -47,6 +47,44 @@ def test_a_short_job_waits_about_one_batch_of_a_long_one():
     assert told and told[0].startswith("Waiting for the models: 1 job ahead of yours, about ")
 
 
+def test_a_short_job_passes_long_maps_at_each_of_its_own_boundaries():
+    """Four visitors' long maps have been computing for a while; a fifth visitor's analysis pauses at 5 boundaries of
+    its own. Served in turns alone it would wait one batch of every map at each boundary (about 20 batches); having
+    computed least, it goes first each time and waits at most the batch in progress."""
+    turns, batches, lock = Turns(), [], threading.Lock()
+    stop, short_done = threading.Event(), {}
+
+    def long_job(visitor: str) -> None:
+        with turns.turn(visitor):
+            while not stop.is_set():
+                time.sleep(0.1)  # a batch
+                with lock:
+                    batches.append(time.monotonic())
+                turns.pause()
+
+    def short_job() -> None:
+        with turns.turn("student"):
+            short_done["first turn"] = time.monotonic()
+            for _ in range(5):
+                time.sleep(0.02)
+                turns.pause()
+        short_done["end"] = time.monotonic()
+
+    maps = [threading.Thread(target=long_job, args=(f"visitor {i}",)) for i in range(4)]
+    for thread in maps:
+        thread.start()
+    while len(batches) < 4 * 12:  # every map has computed over BAND_S
+        time.sleep(0.05)
+    student = threading.Thread(target=short_job)
+    student.start()
+    student.join(60)
+    stop.set()
+    for thread in maps:
+        thread.join(30)
+    during = sum(short_done["first turn"] < t < short_done["end"] for t in batches)
+    assert during <= 1, f"{during} batches of other maps ran between the analysis' first turn and its end"
+
+
 def test_visitors_are_served_in_turns_not_in_order_of_asking():
     turns, order = Turns(), []
 

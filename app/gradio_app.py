@@ -20,6 +20,7 @@ from app.gradio_ui import alternet as alternet_panel
 from app.gradio_ui import dataset as dataset_panel
 from app.gradio_ui import paper as findings_panel
 from app.gradio_ui import tour as tour_panel
+from app.gradio_ui.cache_files import write_images_whole
 from app.gradio_ui.compare import Compare, Top
 from app.gradio_ui.errors import REFUSAL_CSS, SHOW_REFUSALS
 from app.gradio_ui.photo import PREVIEW_CSS, WATCH_PREVIEW, photo_input
@@ -54,6 +55,7 @@ SESSION_TTL_S = 3600  # a browser session's stored results are dropped an hour a
 FILE_TTL_S = 3600  # uploaded and generated files are deleted after an hour (checked every 10 minutes)
 SESSIONS_HIGH_MB = float(os.environ.get("VIT_EXPLORER_SESSIONS_HIGH_MB", 4000))  # past it, idle sessions go early
 
+write_images_whole()  # two visitors' equal maps, written at once, must not cut each other's download short
 
 with gr.Blocks(title="ViT explorer", delete_cache=(600, FILE_TTL_S)) as demo:
     gr.Markdown(text.INTRO)

@@ -17,8 +17,9 @@ from app.gradio_ui.errors import user_facing, watched
 from app.gradio_ui.maps import Maps
 from app.gradio_ui.photo import refused_line
 from app.gradio_ui.repeats import dropping_repeats
-from app.gradio_ui.sessions import OnePerSession
+from app.gradio_ui.sessions import session
 from app.service import IG_DEFAULT_STEPS, MAX_MODELS, ModelRun
+from app.tabs.column_maps import OnePerSession
 from app.tabs.compare import DEFAULT_FIGURE, CompareTab, Look, Page
 from app.views import texts as text
 from app.views.attention import COLORMAPS, ViewOptions
@@ -133,7 +134,7 @@ class Compare:
             request: gr.Request = None,
             progress: gr.Progress = gr.Progress(),
         ) -> dict:
-            with self.analyzing.only_one(request) as first:
+            with self.analyzing.only_one(session(request)) as first:
                 if not first:
                     return gr.skip()
                 look = Look(colormap, opacity, log_y)

@@ -1,6 +1,7 @@
 """A compare column's map in Gradio: drawn as its controls ask (from stored results, or computed once per run with
 progress), re-drawn for a new number of Integrated Gradients steps or a new look, and its Stop and "Compute this
-map" buttons. One `Maps` per page layout; which column asked for which map last lives in its `requests`."""
+map" buttons. One `Maps` per page layout; the rules of a map in progress (what a Stop ends, when a column is
+settled) are app.tabs.column_maps'."""
 
 from __future__ import annotations
 
@@ -13,9 +14,10 @@ import numpy as np
 
 from app.gradio_ui.columns import Slot, with_distance
 from app.gradio_ui.errors import user_facing, watched
-from app.gradio_ui.stops import MapRequests, Stops
+from app.gradio_ui.sessions import session
 from app.service import IG_DEFAULT_STEPS, MAX_MODELS, ModelRun
 from app.tabs import Problem
+from app.tabs.column_maps import ColumnMaps
 from app.tabs.compare import CompareTab, Look
 from app.views import evidence
 from app.views import texts as text
@@ -51,8 +53,7 @@ class Maps:
 
     def __init__(self, tab: CompareTab) -> None:
         self.tab = tab
-        self.requests = MapRequests()  # which map request each column asked for last: its end hides the Stop
-        self.stops = Stops()  # when each column was last stopped
+        self.columns = ColumnMaps()  # what each page's columns asked for and stopped
 
     def draw(
         self,
@@ -69,18 +70,18 @@ class Maps:
         (time.monotonic): by its Stop (whose button said so) or by a newer map asked for (which draws its own)."""
 
         def stopped() -> bool:
-            return self.stops.since(request, started, slot)
+            return self.columns.stopped_since(session(request), slot, started)
 
         try:
             image, caption = self.tab.view(runs[slot], options, look, watched(progress, request, stopped))
         except Problem:
             if stopped():  # no error on top of the Stop's own message
                 return None
-            self.requests.end(request, slot, started)
+            self.columns.end(session(request), slot, started)
             raise
         if stopped():  # done as it was stopped: the Stop's message or the newer map stands
             return None
-        self.requests.end(request, slot, started)
+        self.columns.end(session(request), slot, started)
         return image, with_distance(caption, evidence.distance_here(runs[slot].result))
 
     def redraw(self, slot: int) -> Callable:
@@ -119,7 +120,8 @@ class Maps:
         @user_facing
         def redraw(request: gr.Request, progress: gr.Progress = gr.Progress(), *inputs) -> list:
             runs, views, colormap, opacity, steps, *controls = inputs
-            look, drawn, chosen, started = Look(colormap, opacity), [], dict(views), self.requests.page_asked(request)
+            look, drawn, chosen = Look(colormap, opacity), [], dict(views)
+            started = self.columns.page_asked(session(request))
             for i in range(MAX_MODELS):
                 options, shown = view_options(*controls[5 * i : 5 * i + 5], steps), None
                 try:
@@ -169,8 +171,7 @@ class Maps:
             target,
             request: gr.Request = None,
         ):
-            self.stops.ask(request, slot, anew=True)
-            self.requests.ask(request, slot)
+            self.columns.ask(session(request), slot)
             asked = view_options(layer, head, rollout, method, target, steps)
             return gr.Button(visible=not (slot >= len(runs) or asked.computed(runs[slot])))
 
@@ -187,7 +188,7 @@ class Maps:
             buttons.append(
                 self.stop_button(i)(runs, views, colormap, opacity, steps, *mine, request) if redrawn else gr.skip()
             )
-        self.requests.ask_page(request)
+        self.columns.ask_page(session(request))
         return buttons
 
     def settled_hides(self, slots: range) -> Callable:
@@ -196,7 +197,7 @@ class Maps:
 
         def hide(request: gr.Request) -> list:
             hidden, kept = [gr.Button(visible=False)] * 2, [gr.skip()] * 2
-            return [button for i in slots for button in (hidden if self.requests.settled(request, i) else kept)]
+            return [button for i in slots for button in (hidden if self.columns.settled(session(request), i) else kept)]
 
         return hide
 
@@ -205,8 +206,7 @@ class Maps:
         (the one shown is the previous map) and offer to compute it (a request ending now leaves that offer)."""
 
         def stop(request: gr.Request) -> tuple[gr.Button, str, gr.Button]:
-            self.stops.ask(request, slot)
-            self.requests.ask(request, slot)
+            self.columns.stop(session(request), slot)
             return gr.Button(visible=False), f"{LABEL.map_stopped} {text.MAP_STOPPED}", gr.Button(visible=True)
 
         return stop

@@ -1,9 +1,5 @@
-"""Browser sessions on the server: one event of a kind at a time per session, and what a session holds let go.
-
-One event of a kind at a time per browser session: a second Analyze sent while the first runs (a double click
-made while a new photo uploads reaches the server twice: the page sends every click that waited for the upload)
-does nothing and ends at once, rather than running the whole analysis again or holding one of the page's few
-places in the queue until the first has finished."""
+"""Browser sessions on the server: what a session holds let go when its page closes, or early when memory is
+short."""
 
 from __future__ import annotations
 
@@ -11,9 +7,7 @@ import datetime
 import logging
 import os
 import threading
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 import gradio as gr
 
@@ -23,32 +17,9 @@ from engine.analyses.budget import give_back
 log = logging.getLogger("vit_explorer")
 
 
-class OnePerSession:
-    """Per session, whether an event of this kind is running; `only_one` yields True to the first caller."""
-
-    def __init__(self) -> None:
-        self._guard = threading.Lock()
-        self._running: set[str] = set()
-
-    @contextmanager
-    def only_one(self, request: gr.Request | None) -> Iterator[bool]:
-        """True (the caller runs the event) unless the session's own event is running, in which case this yields
-        False at once (the running one will fill the page). Without a session (a direct call) it is always True."""
-        session = request.session_hash if request is not None else None
-        if not session:
-            yield True
-            return
-        with self._guard:
-            first = session not in self._running
-            self._running.add(session)
-        if not first:
-            yield False
-            return
-        try:
-            yield True
-        finally:
-            with self._guard:
-                self._running.discard(session)
+def session(request: gr.Request | None) -> str | None:
+    """The page's session id, as app.tabs' rules key a visitor's page (None: a direct call)."""
+    return getattr(request, "session_hash", None)
 
 
 GRACE_S = 30  # a page closed this long (no event since) is dropped: a reconnect after a short drop keeps it

@@ -1,0 +1,120 @@
+"""The rules of a compare column's map while it is computed, for every visitor's page: which work a Stop or a newer
+map ends, when a column is settled (its Stop and "Compute this map" may go), and one Analyze at a time. Keyed by the
+page's session id (a string; None for a direct call, which nothing stops), with no front end imported: a front end
+whose events run concurrently (Gradio) asks these from its handlers.
+
+    maps = ColumnMaps()
+    maps.ask(session, 0)                      # a new map asked for: it ends the column's map before it
+    maps.stopped_since(session, 0, started)   # asked at each progress report of the work started at `started`
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from contextlib import contextmanager
+from typing import Iterator
+
+KEPT_S = 3600  # a session silent this long is forgotten
+SAME_CLICK_S = 1.0  # a new map's own stop of the one before may reach the server after the new map has started
+
+Session = str | None
+
+
+def forget_old(times: dict, now: float) -> None:
+    """Drop the entries of `times` (values: time.monotonic) older than KEPT_S: a server meets many sessions."""
+    for key in [key for key, when in times.items() if now - when > KEPT_S]:
+        del times[key]
+
+
+class ColumnMaps:
+    """When each session's column last asked for a map, was stopped, and had a map request end; when the session
+    last asked for a page-wide redraw. Times are time.monotonic(). A map request stopped, cancelled or superseded
+    ends late, after the next one has shown its Stop: only the end of a request started after the last ask settles
+    the column."""
+
+    def __init__(self) -> None:
+        self._pressed: dict[tuple[str, int], float] = {}  # the column's Stop
+        self._anew: dict[tuple[str, int], float] = {}  # a new map asked for, stopping the one before
+        self._asked: dict[tuple[str, int], float] = {}  # a map asked for or stopped: what the column waits for
+        self._ended: dict[tuple[str, int], float] = {}  # the start of the latest map request to end
+        self._page: dict[str, float] = {}  # a page-wide redraw (the Integrated Gradients steps)
+
+    def ask(self, session: Session, slot: int) -> None:
+        """A new map is asked for in column `slot` (before its request starts): it stops the map before it."""
+        self._note(session, slot, self._anew)
+
+    def stop(self, session: Session, slot: int) -> None:
+        """The column's Stop: its map work stops at its next progress report."""
+        self._note(session, slot, self._pressed)
+
+    def _note(self, session: Session, slot: int, stops: dict) -> None:
+        if session is None:
+            return
+        now = time.monotonic()
+        for times in (stops, self._asked, self._ended):
+            forget_old(times, now)
+        stops[session, slot] = self._asked[session, slot] = now
+
+    def stopped_since(self, session: Session, slot: int, started: float) -> bool:
+        """Whether the work of column `slot` that started at `started` is stopped: its Stop was pressed since, or a
+        new map was asked for over SAME_CLICK_S after it (a browser sends a new map's request and its stop of the
+        one before at once, and under load the request can start first: it must not stop itself)."""
+        if session is None:
+            return False
+        key = (session, slot)
+        return self._pressed.get(key, -1.0) >= started or self._anew.get(key, -1.0) >= started + SAME_CLICK_S
+
+    def end(self, session: Session, slot: int, started: float) -> None:
+        """A request for the column's map that started at `started` has drawn its map or failed (not stopped)."""
+        if session is not None:
+            key = (session, slot)
+            self._ended[key] = max(started, self._ended.get(key, started))
+
+    def settled(self, session: Session, slot: int) -> bool:
+        """Whether a request started after the column's last ask has ended: its Stop and Compute may go."""
+        if session is None:
+            return True
+        key = (session, slot)
+        return self._ended.get(key, -1.0) >= self._asked.get(key, 0.0)
+
+    def ask_page(self, session: Session) -> None:
+        """A page-wide redraw is asked for (after its columns' `ask`): its request may wait in the queue."""
+        if session is not None:
+            now = time.monotonic()
+            forget_old(self._page, now)
+            self._page[session] = now
+
+    def page_asked(self, session: Session) -> float:
+        """When the session's page-wide redraw was asked for (now, if never): a Stop pressed since stops its
+        column's part, even while the request was still waiting in the queue."""
+        now = time.monotonic()
+        return now if session is None else self._page.get(session, now)
+
+
+class OnePerSession:
+    """One event of a kind at a time per page: a second Analyze sent while the first runs (a double click made
+    while a new photo uploads reaches the server twice) does nothing, rather than run the whole analysis again."""
+
+    def __init__(self) -> None:
+        self._guard = threading.Lock()
+        self._running: set[str] = set()
+
+    @contextmanager
+    def only_one(self, session: Session) -> Iterator[bool]:
+        """True (the caller runs the event) unless the session's own event is running, in which case this yields
+        False at once (the running one will fill the page). Without a session (a direct call) it is always True."""
+        if not session:
+            yield True
+            return
+        with self._guard:
+            first = session not in self._running
+            self._running.add(session)
+        if not first:
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            with self._guard:
+                self._running.discard(session)

@@ -22,21 +22,14 @@ from app.gradio_ui import paper as findings_panel
 from app.gradio_ui import tour as tour_panel
 from app.gradio_ui.cache_files import write_images_whole
 from app.gradio_ui.compare import Compare, Top
-from app.gradio_ui.errors import REFUSAL_CSS, SHOW_REFUSALS
-from app.gradio_ui.photo import PREVIEW_CSS, WATCH_PREVIEW, photo_input
+from app.gradio_ui.errors import SHOW_REFUSALS
+from app.gradio_ui.photo import WATCH_PREVIEW, photo_input
 from app.gradio_ui.sessions import Sessions
+from app.gradio_ui.styles import CSS
 from app.guard import Proxies, RequestGuard, SessionFiles, Uploads
 from app.logs import configure as configure_logging
 from app.paper_findings import PaperFindings
-from app.service import (
-    AUTO,
-    MAX_MODELS,
-    SAMPLES,
-    WEIGHT_LABELS,
-    WEIGHT_MODES,
-    Service,
-    default_models,
-)
+from app.service import AUTO, MAX_MODELS, SAMPLES, WEIGHT_LABELS, WEIGHT_MODES, Service, default_models
 from app.tabs.alternet import AlterNetTab
 from app.tabs.compare import CompareTab
 from app.tabs.dataset import DatasetTab
@@ -106,16 +99,6 @@ with gr.Blocks(title="ViT explorer", delete_cache=(600, FILE_TTL_S)) as demo:
     demo.load(None, js=SHOW_REFUSALS)
     sessions = Sessions(demo, FILES, SESSIONS_HIGH_MB)
     demo.unload(sessions.close)
-
-CSS = (
-    """#banner, #alternet-banner {background: #fff4e5; border-left: 4px solid #f59e0b; padding: 8px 12px}
-.caption {font-size: 0.85em}
-#alternet-steps table {display: block; overflow-x: auto}
-#alternet-steps td:last-child {white-space: nowrap}
-"""
-    + PREVIEW_CSS
-    + REFUSAL_CSS
-)
 
 
 def sweep() -> None:

@@ -106,3 +106,12 @@ def test_the_app_has_no_import_cycle():
     edges = {name: targets - {"app"} for name, targets in graph("app").items() if name != "app"}  # its empty face
     assert cycle(edges) is None, cycle(edges)
     assert not any(m.startswith("app.views") for m in edges["app.service"])
+
+
+def test_front_ends_are_short_files_that_draw():
+    """Entry files only assemble tabs and start the server; each tab's front end is one short file."""
+    for entry in ("app/gradio_app.py", "app/streamlit_app.py"):
+        assert len((ROOT / entry).read_text().splitlines()) <= 150, entry
+    for folder in ("app/gradio_ui", "app/streamlit_ui"):
+        for path in (ROOT / folder).glob("*.py"):
+            assert len(path.read_text().splitlines()) <= 300, path.name

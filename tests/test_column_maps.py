@@ -6,7 +6,8 @@ from __future__ import annotations
 import threading
 import time
 
-from app.tabs.column_maps import SAME_CLICK_S, ColumnMaps, OnePerSession
+from app.tabs.column_maps import SAME_CLICK_S, ColumnMaps, OnePerSession, stopped_line
+from app.views.texts import LABEL
 
 PAGE, OTHER_PAGE = "a page", "another page"
 
@@ -81,3 +82,8 @@ def test_a_second_analyze_from_the_same_page_does_nothing_while_the_first_runs()
     with analyzing.only_one(PAGE) as runs:  # after the first has finished
         seen.append(("later", runs))
     assert seen == [("first", True), ("second", False), ("other page", True), ("later", True)]
+
+
+def test_a_stopped_column_says_which_map_it_shows():
+    assert stopped_line(True).startswith(LABEL.map_stopped) and "previous one" in stopped_line(True)
+    assert stopped_line(False) == LABEL.map_stopped  # no map before it: nothing to call "the previous one"

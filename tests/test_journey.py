@@ -169,6 +169,9 @@ class Gradio(Front):
             expect(self.column(i).locator("h3")).to_have_text(re.compile(f"^{re.escape(label)}"), timeout=ANALYSIS_MS)
         self.page.locator("#variance .js-plotly-plot").wait_for(timeout=ANALYSIS_MS)
 
+    def status(self) -> str:
+        return words(self.page.locator("#status").inner_text())
+
     def column(self, i: int) -> Locator:
         return self.page.locator(f"#model-{i}")
 
@@ -316,6 +319,10 @@ class Streamlit(Front):
         for i, label in enumerate(expect_models):
             expect(self.column(i).locator("h3")).to_have_text(re.compile(f"^{re.escape(label)}"), timeout=ANALYSIS_MS)
         self.settle()
+
+    def status(self) -> str:
+        summaries = self.page.locator("[data-testid=stExpander] summary")  # st.status, labelled when done
+        return words(summaries.filter(has_text="Analyzed").last.inner_text())
 
     def column(self, i: int) -> Locator:
         columns = self.page.locator("[data-testid=stColumn]").filter(has=self.page.locator("h3"))
@@ -470,6 +477,8 @@ def analyze_two(front: Front, photo: Path) -> None:
     assert "random weights" in front.heading(0) + front.column(0).inner_text()
     assert "trained here" in front.column(1).inner_text()
     front.seen["first methods"] = (front.method(0), front.method(1))
+    said = re.search(r"Analyzed .*? in [\d.]+ s\.", front.status())
+    front.seen["status line"] = re.sub(r"[\d.]+ s\.$", "N s.", said.group(0)) if said else front.status()
     front.no_exception()
     front.shot("1-analyzed")
 

@@ -33,7 +33,10 @@ def test_compare_analyzes_redraws_lesions_and_exports(service: Service, sample_p
     page = tab.analyze(str(sample_photo), ["vit_cifar"], "preact_resnet", "random", Look())
     assert [run.result.name for run in page.runs] == ["vit_cifar", "preact_resnet"]
     vit, resnet = page.columns
-    assert "Analyzed 2 models" in page.status and vit.random and "random weights" in vit.title
+    assert f"Analyzed 2 models on {sample_photo.name} in " in page.status  # the same status line in every front end
+    assert vit.random and "random weights" in vit.title
+    named = tab.analyze(sample_photo.read_bytes(), ["vit_cifar"], "", "random", Look(), name="my\x1b[31m cat.jpg")
+    assert named.status.startswith("Analyzed 1 model on my cat.jpg in ")  # the name as sent, cleaned
     assert len(vit.top5) == 5 and all(label.endswith("%)") for label in vit.top5)  # probabilities in the labels
     direct = engine.Analyzer(service.load("vit_cifar", "random")).attribute([Image.open(sample_photo).convert("RGB")])
     assert list(vit.top5.values()) == [p.probability for p in direct.predictions[0]]  # the engine's own numbers

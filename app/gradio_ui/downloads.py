@@ -1,13 +1,17 @@
 """Downloads in the Gradio front end: a file box hidden until its button is pressed, and a Download written
-where Gradio can serve it. The export handlers return plain paths, so API clients get the file itself."""
+where Gradio can serve it, in a folder named for the page's session and deleted with it. The export handlers return
+plain paths, so API clients get the file itself."""
 
 from __future__ import annotations
 
+import re
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Callable
 
 import gradio as gr
+from gradio.context import LocalContext
 from gradio.utils import get_upload_folder
 
 from app.gradio_ui.errors import user_facing
@@ -17,14 +21,33 @@ from app.tabs.compare import CompareTab, Look
 from app.views.attention import ViewOptions
 
 
+def exports_prefix(session: str | None) -> str:
+    """The start of the names of the folders a page's exports are written in ("export-" without a session)."""
+    safe = re.sub(r"[^A-Za-z0-9]", "", session or "")[:64]
+    return f"export-{safe}-" if safe else "export-"
+
+
 def saved(download: Download) -> str:
     """A Download written to a fresh folder inside Gradio's cache, for a gr.File output: Gradio hands that very
-    file out (no copy elsewhere) and deletes it with the rest of its cache (delete_cache)."""
+    file out (no copy elsewhere). The folder is named for the page's session (its handler's request), so it goes
+    when the page's session is dropped (`delete_exports`), and with the rest of Gradio's cache after an hour."""
     cache = Path(get_upload_folder())
     cache.mkdir(parents=True, exist_ok=True)
-    path = Path(tempfile.mkdtemp(prefix="export-", dir=cache)) / download.filename
+    session = getattr(LocalContext.request.get(None), "session_hash", None)
+    path = Path(tempfile.mkdtemp(prefix=exports_prefix(session), dir=cache)) / download.filename
     path.write_bytes(download.data)
     return str(path)
+
+
+def delete_exports(session: str) -> int:
+    """Delete the folders of the exports made for `session`'s page; how many."""
+    prefix = exports_prefix(session)
+    if prefix == exports_prefix(None):
+        return 0
+    folders = [folder for folder in Path(get_upload_folder()).glob(f"{prefix}*") if folder.is_dir()]
+    for folder in folders:
+        shutil.rmtree(folder, ignore_errors=True)
+    return len(folders)
 
 
 def shown_on(button: gr.Button, file: gr.File) -> None:

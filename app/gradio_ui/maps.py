@@ -17,12 +17,10 @@ from app.gradio_ui.errors import user_facing, watched
 from app.gradio_ui.sessions import session
 from app.service import IG_DEFAULT_STEPS, MAX_MODELS, ModelRun
 from app.tabs import Problem
-from app.tabs.column_maps import ColumnMaps
+from app.tabs.column_maps import ColumnMaps, stopped_line
 from app.tabs.compare import CompareTab, Look
 from app.views import evidence
-from app.views import texts as text
 from app.views.attention import ATTENTION, LENS, MEAN, ViewOptions
-from app.views.texts import LABEL
 
 # The layer, head and rollout controls enabled where they apply to the map: attention_controls' rule, run in the
 # browser (a request per change would take one of the page's few places in the server's queue, app.guard)
@@ -207,7 +205,7 @@ class Maps:
 
         def stop(request: gr.Request) -> tuple[gr.Button, str, gr.Button]:
             self.columns.stop(session(request), slot)
-            return gr.Button(visible=False), f"{LABEL.map_stopped} {text.MAP_STOPPED}", gr.Button(visible=True)
+            return gr.Button(visible=False), stopped_line(), gr.Button(visible=True)
 
         return stop
 

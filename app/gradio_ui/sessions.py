@@ -11,6 +11,7 @@ from pathlib import Path
 
 import gradio as gr
 
+from app.gradio_ui.downloads import delete_exports
 from app.guard import SessionFiles
 from engine.analyses.budget import give_back
 
@@ -37,7 +38,7 @@ def resident_mb() -> float:
 
 class Sessions:
     """What a browser session holds on the server, let go: when its page closes (Gradio's unload), its uploads
-    are deleted at once and its stored results and page state (Gradio keeps them an hour) after GRACE_S; when
+    are deleted at once, and its stored results, page state (Gradio keeps them an hour) and exports after GRACE_S; when
     the process holds over `high_mb`, sessions idle over SHORT_IDLE_S are dropped, oldest first."""
 
     def __init__(self, demo: gr.Blocks, files: SessionFiles, high_mb: float) -> None:
@@ -68,6 +69,7 @@ class Sessions:
             holder.session_data.pop(session, None)
             holder.time_last_used.pop(session, None)
         self.files.forget(session)
+        delete_exports(session)
 
     def trim(self) -> int:
         """When memory is short, drop the sessions idle over SHORT_IDLE_S, oldest first, until it is not; the

@@ -17,6 +17,7 @@ from app.streamlit_ui.photo import digest, unreadable
 from app.streamlit_ui.progress import progress_bar
 from app.streamlit_ui.resources import service
 from app.tabs import Problem
+from app.tabs.column_maps import stopped_line
 from app.tabs.compare import DEFAULT_FIGURE, Column, CompareTab, Look, Page, attention_controls, column_key
 from app.tabs.dataset import EXPLANATION, DatasetTab
 from app.views import texts as text
@@ -62,7 +63,7 @@ def analyze(picture: tuple[bytes, str], names: list[str], typed: str, weights: s
         return
     with st.status(f"Analyzing {picture[1]}", expanded=True) as status:
         try:
-            page = tab().analyze(picture[0], names, typed, weights, look(), report=progress_bar())
+            page = tab().analyze(picture[0], names, typed, weights, look(), progress_bar(), picture[1])
         except Problem as exc:
             status.update(label=f"Analysis failed: {exc}", state="error", expanded=True)
             st.error(str(exc))
@@ -70,7 +71,7 @@ def analyze(picture: tuple[bytes, str], names: list[str], typed: str, weights: s
         state.pop("exported", None)
         state.analysis, state.analyzed = state.get("analysis", 0) + 1, asked
         state.runs, state.photo_name, state.photo_digest = page.runs, picture[1], digest(picture[0])
-        status.update(label=f"{page.status[:-1]} on {picture[1]}.", state="complete", expanded=False)
+        status.update(label=page.status, state="complete", expanded=False)
 
 
 def view_options(i: int, column: Column) -> ViewOptions:
@@ -115,7 +116,7 @@ def where_it_looks(i: int, column: Column) -> None:
     if not done and state.get(stopped) == shown:
         drawn_for, drawn = state.get(f"drawn_{i}", (None, None))  # the map shown before, kept as in Gradio
         previous = drawn if drawn_for == key("drawn", i) and drawn.computed(run) else None
-        st.info(LABEL.map_stopped if previous is None else f"{LABEL.map_stopped} {text.MAP_STOPPED}")
+        st.info(stopped_line(previous is not None))
         if not st.button(LABEL.compute_map, key=key("compute", i)):
             if previous is not None:
                 show_map(i, column, *tab().view(run, previous, look()))

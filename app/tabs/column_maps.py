@@ -15,6 +15,9 @@ import time
 from contextlib import contextmanager
 from typing import Iterator
 
+from app.views import texts as text
+from app.views.texts import LABEL
+
 KEPT_S = 3600  # a session silent this long is forgotten
 SAME_CLICK_S = 1.0  # a new map's own stop of the one before may reach the server after the new map has started
 
@@ -90,6 +93,12 @@ class ColumnMaps:
         column's part, even while the request was still waiting in the queue."""
         now = time.monotonic()
         return now if session is None else self._page.get(session, now)
+
+
+def stopped_line(previous_shown: bool = True) -> str:
+    """What a column says once its map was stopped before it was done: that the map shown is the one before (when
+    one is shown), and that Compute computes the one picked."""
+    return f"{LABEL.map_stopped} {text.MAP_STOPPED}" if previous_shown else LABEL.map_stopped
 
 
 class OnePerSession:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 import numpy as np
 import plotly.graph_objects as go
@@ -122,15 +123,19 @@ class CompareTab:
         weights: str | None,
         look: Look,
         report: Report | None = None,
+        name: str = "",
     ) -> Page:
-        """Run the checked models and any typed timm names on the photo."""
+        """Run the checked models and any typed timm names on the photo (bytes named `name`, or a file); the status
+        line names the photo, in every front end."""
         if not image:
             raise problem("Upload a photo or pick a sample first.")
         start = time.perf_counter()
         with problems():
             runs = self.service.analyze(image, picked_models(checked, typed), weights, report=report)
         seconds = time.perf_counter() - start
-        status = f"Analyzed {len(runs)} model{'s' * (len(runs) > 1)} in {seconds:.1f} s."
+        named = name or (Path(image).name if isinstance(image, (str, Path)) else "")
+        on = f" on {shown(named)}" if named else ""
+        status = f"Analyzed {len(runs)} model{'s' * (len(runs) > 1)}{on} in {seconds:.1f} s."
         return self.page(runs, look, status)
 
     def page(

@@ -1,7 +1,8 @@
 """Classroom benchmark (not a test): a class of students on one hosted server at once, with one visitor running the
 largest map the server admits all the while; latency per step, errors, the server's memory and its upload folder.
 
-    .venv/bin/python bench/classroom.py [--students 30] [--minutes 10] [--after 120] [--port N | --url URL]
+    .venv/bin/python bench/classroom.py [--students 30] [--minutes 10] [--after 120] [--no-big-map]
+                                        [--port N | --url URL]
                                         [--addresses bind|forwarded] [--check-addresses]
 
 Starts `python -m app.gradio_app` offline on a free loopback port with its own upload folder (GRADIO_TEMP_DIR) and
@@ -497,7 +498,8 @@ def classroom(
     time.sleep(1.5)
     big = visitor(0, args.addresses, block=2, name="big-map visitor")
     heavy = threading.Thread(target=big_visitor, args=(run, url, big, photo, stop_big, downloads))
-    heavy.start()
+    if args.big_map:
+        heavy.start()
     seconds = args.minutes * 60
     think = max(1.0, 0.5 * seconds / (len(KINDS) + len(MAPS) + TOUR_STEPS + 1))
     rng = random.Random(1)
@@ -513,7 +515,8 @@ def classroom(
         thread.join()
     run.say(f"the last student left; the big-map visitor stops; waiting {args.after:g} s")
     stop_big.set()
-    heavy.join()
+    if args.big_map:
+        heavy.join()
     time.sleep(args.after)
     stop_sampling.set()
     for thread in background:
@@ -528,6 +531,7 @@ def main() -> None:
     p.add_argument("--students", type=int, default=30)
     p.add_argument("--minutes", type=float, default=10, help="the class's length; arrivals in its first 40%%")
     p.add_argument("--after", type=float, default=120, help="seconds to measure after the last student left")
+    p.add_argument("--no-big-map", dest="big_map", action="store_false", help="no visitor running the largest map")
     p.add_argument("--url", help="a running server instead of starting one")
     p.add_argument("--pid", type=int, help="with --url: the server's process, to measure its memory")
     p.add_argument("--uploads", type=Path, help="with --url: its upload folder (GRADIO_TEMP_DIR), to measure")

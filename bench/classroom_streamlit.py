@@ -160,6 +160,7 @@ def browsing(endpoint: str, url: str) -> Iterator[Streamlit]:
 
 
 def one_line(exc: BaseException) -> str:
+    """`exc`'s message on one line, at most 200 characters."""
     return " ".join(str(exc).split())[:200] or type(exc).__name__
 
 
@@ -269,9 +270,8 @@ def big_page(front: Streamlit) -> None:
     open_page(front)
     for label in front.ticked():
         front.untick(label)
-    front.page.locator("[data-testid=stRadio]").filter(has_text=LABEL.weights).get_by_text(
-        WEIGHT_LABELS["random"]
-    ).click()
+    weights = front.page.locator("[data-testid=stRadio]").filter(has_text=LABEL.weights)
+    weights.get_by_text(WEIGHT_LABELS["random"]).click()
     front.settle()
 
 
@@ -393,7 +393,7 @@ def classroom(args: argparse.Namespace, url: str, pid: int, endpoint: str, photo
         students.append(thread)
     for thread in students:
         thread.join()
-    run.say(f"the last student left; the big-map visitor stops; waiting {args.after:g} s")
+    run.say(f"the last student left{'; the big-map visitor stops' if heavy else ''}; waiting {args.after:g} s")
     stop_big.set()
     if heavy:
         heavy.join()

@@ -70,6 +70,7 @@ DECODED_SIDE = 1024  # a JPEG photo is decoded at the smallest scale keeping its
 MAX_UNPACKED_BYTES = int(float(os.environ.get("VIT_EXPLORER_ZIP_MB", 1000)) * 2**20)  # a ZIP's images, unpacked
 REQUEST_SECONDS = float(os.environ.get("VIT_EXPLORER_REQUEST_SECONDS", 300))  # a dataset request stops past this,
 # and a map expected to take longer (from its model's timed pass) is refused
+OVERTIME = 2.0  # a map that has computed this many times REQUEST_SECONDS (its estimate was wrong) is stopped
 AUTO = "auto"  # pretrained online; offline, bundled checkpoints where they exist, else random
 WEIGHT_MODES = (AUTO, "pretrained", "random")
 WEIGHT_LABELS = {AUTO: "trained where available", "pretrained": "pretrained only", "random": "random (seeded)"}
@@ -440,6 +441,14 @@ class Service:
             )
 
             def progress(done: int, total: int, report: Report = self.boundary(report)) -> None:
+                if (spent := self.turns.computed()) > OVERTIME * REQUEST_SECONDS:
+                    raise refuse(
+                        f"{method} on {loaded.spec.label} was stopped after {spent / 60:.1f} min of computing "
+                        f"({done} of {total} passes; it was expected to take {expected.text}): this server allows "
+                        f"{REQUEST_SECONDS / 60:.0f} min per request: try fewer steps or samples, Saliency, or a "
+                        "smaller model",
+                        "map over its time",
+                    )
                 report(done / total, f"{method}: {done}/{total} passes, {expected.text} in all")
 
             try:

@@ -58,6 +58,13 @@ class Turns:
         """Whether the calling thread holds the turn (its calls run at once)."""
         return self._holder is not None and self._holder.thread == threading.get_ident()
 
+    def computed(self) -> float:
+        """Seconds the calling thread's job has held the turn so far, its current turn included (0 without one)."""
+        with self._room:
+            if not self.holding():
+                return 0.0
+            return self._holder.computed + time.monotonic() - self._started
+
     def jobs(self, visitor: str) -> int:
         """`visitor`'s jobs waiting or computing."""
         with self._room:

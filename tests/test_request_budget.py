@@ -18,6 +18,7 @@ from gradio_client import Client, handle_file
 from gradio_client.exceptions import AppError
 
 import engine
+from app import service as service_module
 from app.service import Service
 from engine.analyses.attributions import IntegratedGradients
 from engine.analyses.budget import SCRATCH
@@ -195,3 +196,14 @@ def test_figure_exports_stay_in_gradio_cache(budget_server, client: Client, samp
     assert not [p for p in left if p.suffix in (".svg", ".png", ".zip")], left
     cached = list((root / "gradio-cache").rglob("*.svg"))
     assert len(cached) >= 2  # where the exports went: Gradio hands out and deletes these
+
+
+def test_a_map_running_far_past_its_estimate_is_stopped_saying_why(sample_photo: Path, monkeypatch) -> None:
+    """The time limit is checked up front from an estimate; a map whose computing runs OVERTIME past the limit anyway
+    (a machine loaded after the estimate) is stopped at its next batch, and nothing half-made is kept."""
+    monkeypatch.setattr(service_module, "OVERTIME", 0.0)  # any computing is past the limit
+    service = Service()
+    run = service.analyze(sample_photo, ["vit_cifar"], "random")[0]
+    with pytest.raises(ValueError, match=r"Occlusion on .* was stopped after .* min of computing \(\d+ of \d+ passes"):
+        service.attribution(run, "Occlusion", 0)
+    assert not run.maps

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from app.gradio_ui.downloads import exports_prefix
 from app.guard import Proxies, SessionFiles, Uploads, networks
 from app.service import Service
 from app.tabs.compare import CompareTab, Look
@@ -95,7 +96,7 @@ def test_the_upload_folder_stays_under_its_cap(server: Server, folder: Path):
     assert refused.status_code == 507 and "too many uploads" in refused.json()["error"]
 
 
-def test_a_closed_pages_uploads_are_deleted_with_it(output_dir: Path, tmp_path: Path, sample_photo: Path):
+def test_a_closed_pages_uploads_and_exports_are_deleted_with_it(output_dir: Path, tmp_path: Path, sample_photo: Path):
     with gradio_server(output_dir / "visitors-close.log", {"GRADIO_TEMP_DIR": str(tmp_path)}) as server:
         session = "closing-page"
         path = httpx.post(f"{server.url}/gradio_api/upload", files={"files": ("cat.jpg", sample_photo.read_bytes())})
@@ -119,13 +120,19 @@ def test_a_closed_pages_uploads_are_deleted_with_it(output_dir: Path, tmp_path: 
             "trigger_id": None,
         }
         assert httpx.post(f"{server.url}/gradio_api/queue/join", json=body, timeout=30).status_code == 200
+        export = tmp_path / f"{exports_prefix(session)}x1" / "fig9-variance.png"  # where its export would be
+        other = tmp_path / f"{exports_prefix('another-page')}x2" / "fig9-variance.png"
+        for path in (export, other):
+            path.parent.mkdir()
+            path.write_bytes(b"png")
         closed.set()
         beating.join(60)
         deadline = time.monotonic() + 120
-        while Path(photo["path"]).exists() or "a page closed: 1 upload deleted" not in server.log.read_text():
-            assert time.monotonic() < deadline, "the closed page's upload was kept, or its deletion not logged"
+        said = "a page closed: 1 upload deleted, 1 export,"
+        while Path(photo["path"]).exists() or said not in server.log.read_text():
+            assert time.monotonic() < deadline, "the closed page's upload or export was kept, or not logged"
             time.sleep(0.5)
-        assert not Path(photo["path"]).exists()
+        assert not Path(photo["path"]).exists() and not export.parent.exists() and other.exists()
 
 
 def test_a_session_that_analyzed_a_phone_photo_keeps_under_5_mb(tmp_path: Path):

@@ -38,8 +38,8 @@ def resident_mb() -> float:
 
 class Sessions:
     """What a browser session holds on the server, let go: when its page closes (Gradio's unload), its uploads
-    are deleted at once, and its stored results, page state (Gradio keeps them an hour) and exports after GRACE_S; when
-    the process holds over `high_mb`, sessions idle over SHORT_IDLE_S are dropped, oldest first."""
+    and exports are deleted at once, and its stored results and page state (Gradio keeps them an hour) after
+    GRACE_S; when the process holds over `high_mb`, sessions idle over SHORT_IDLE_S are dropped, oldest first."""
 
     def __init__(self, demo: gr.Blocks, files: SessionFiles, high_mb: float) -> None:
         self.demo, self.files, self.high_mb = demo, files, high_mb
@@ -49,13 +49,18 @@ class Sessions:
         session = request.session_hash if request is not None else None
         if not session:
             return
-        deleted = self.files.forget(session)
+        deleted, exports = self.files.forget(session), delete_exports(session)
         closed = datetime.datetime.now()
         timer = threading.Timer(GRACE_S, self._drop_if_idle, (session, closed))
         timer.daemon = True
         timer.start()
         log.info(
-            "a page closed: %d upload%s deleted, its results dropped in %d s", deleted, "s" * (deleted != 1), GRACE_S
+            "a page closed: %d upload%s deleted, %d export%s, its results dropped in %d s",
+            deleted,
+            "s" * (deleted != 1),
+            exports,
+            "s" * (exports != 1),
+            GRACE_S,
         )
 
     def _drop_if_idle(self, session: str, since: datetime.datetime) -> None:
@@ -69,7 +74,7 @@ class Sessions:
             holder.session_data.pop(session, None)
             holder.time_last_used.pop(session, None)
         self.files.forget(session)
-        delete_exports(session)
+        delete_exports(session)  # made since its page closed, if any
 
     def trim(self) -> int:
         """When memory is short, drop the sessions idle over SHORT_IDLE_S, oldest first, until it is not; the

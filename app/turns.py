@@ -1,8 +1,9 @@
 """Models run one job at a time, and visitors take turns: a job holds the turn while it computes and, at each batch
 boundary, hands it to a waiting job of another visitor, so a plain analysis waits about one batch of someone else's
-map, not the whole map. The job that has computed least goes first (in bands of BAND_S seconds; within a band, the
-visitor served least recently): a short job passes the long maps at each of its own boundaries too, rather than
-waiting one batch of every other map each time.
+map, not the whole map. Of the visitors' first waiting jobs (one visitor's jobs go in the order asked for), the one
+that has computed least goes first (in bands of BAND_S seconds; within a band, the visitor served least recently):
+a short job passes other visitors' long maps at each of its own boundaries too, rather than waiting one batch of
+every map each time.
 
     turns = Turns()
     with turns.turn("203.0.113.5", report):   # waits its turn, telling `report` its place and the expected wait
@@ -39,10 +40,10 @@ class Ticket:
 
 
 class Turns:
-    """One job computes at a time. The next is the waiting job that has computed least (in bands of BAND_S), then
-    whose visitor was served least recently (a visitor never served first), in order of asking among one visitor's
-    jobs; a job pausing at a batch boundary (`pause`)
-    lets such a job go first and then waits for its own next turn."""
+    """One job computes at a time. Each visitor's jobs go in the order asked for; of the visitors' first waiting jobs,
+    the next is the one that has computed least (in bands of BAND_S), then whose visitor was served least recently
+    (a visitor never served first); a job pausing at a batch boundary (`pause`) lets such a job go first and then
+    waits for its own next turn."""
 
     def __init__(self) -> None:
         self._room = threading.Condition()
@@ -136,7 +137,12 @@ class Turns:
         return int(ticket.computed // BAND_S), self._served.get(ticket.visitor, -1), ticket.order
 
     def _next(self) -> Ticket | None:
-        return min(self._waiting, key=self._rank, default=None)
+        """Among each visitor's first waiting job (a visitor's jobs go in the order asked for), the least ranked."""
+        heads: dict[str, Ticket] = {}
+        for ticket in self._waiting:
+            if ticket.visitor not in heads or ticket.order < heads[ticket.visitor].order:
+                heads[ticket.visitor] = ticket
+        return min(heads.values(), key=self._rank, default=None)
 
     def _place(self, ticket: Ticket, waiting: list[Ticket]) -> tuple[int, float]:
         """Jobs before `ticket` (the holder's included) and their expected seconds, at the recent turns' median."""

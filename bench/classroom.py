@@ -260,6 +260,28 @@ class Run:
     def say(self, line: str) -> None:
         print(f"[{time.monotonic() - self.began:5.0f} s] {line}", flush=True)
 
+    def big_map_failed(self, who: str, label: str, started: float, message: str, failures: int) -> int:
+        """Note a big map refused or failed; the failures in a row now, 0 when its model is to be given up (refused
+        as over the server's limits, or 3 failures): the next, smaller one is tried."""
+        seconds = time.monotonic() - started
+        failures = 3 if any(word in message for word in TOO_LONG) else failures + 1
+        if failures < 3:
+            with self.lock:
+                self.errors.append(f"big map: {message}")
+        self.say(f"{who}: {label} refused or failed after {seconds:.0f} s: {message}")
+        if failures >= 3:
+            return 0
+        time.sleep(5)
+        return failures
+
+    def big_map_done(self, who: str, label: str, started: float) -> int:
+        """Note a big map finished; the failures in a row now (0)."""
+        seconds = time.monotonic() - started
+        with self.lock:
+            self.big_maps.append((label, seconds))
+        self.say(f"{who}: {label} in {seconds:.0f} s")
+        return 0
+
     def timed(self, who: str, kind: str, what: str, call: Callable[[], Any]) -> Any:
         """`call()`'s result, its latency counted under `kind`; an error counted, printed and raised."""
         start = time.monotonic()
@@ -351,22 +373,11 @@ def big_visitor(run: Run, url: str, who: Visitor, photo: Path, stop: threading.E
                 break
             job.result()
         except Exception as exc:
-            seconds, message = time.monotonic() - started, " ".join(str(exc).split())[:200]
-            failures = 3 if any(word in message for word in TOO_LONG) else failures + 1
-            if failures < 3:
-                with run.lock:
-                    run.errors.append(f"big map: {message}")
-            run.say(f"{who.name}: {label} refused or failed after {seconds:.0f} s: {message}")
-            if failures >= 3:
+            failures = run.big_map_failed(who.name, label, started, " ".join(str(exc).split())[:200], failures)
+            if not failures:
                 candidates.pop(0)
-                failures = 0
-            else:
-                time.sleep(5)
             continue
-        seconds, failures = time.monotonic() - started, 0
-        with run.lock:
-            run.big_maps.append((label, seconds))
-        run.say(f"{who.name}: {label} in {seconds:.0f} s")
+        failures = run.big_map_done(who.name, label, started)
     who.leave(client)
 
 

@@ -53,10 +53,10 @@ from pathlib import Path
 from typing import Callable, Iterator
 from urllib.parse import urlsplit
 
-from classroom import BIG_MAPS, KINDS, MAPS, TOO_LONG, TOUR_STEPS, Run, own_copy, phone_photo, report, sample
+from classroom import BIG_MAPS, KINDS, MAPS, TOUR_STEPS, Run, own_copy, phone_photo, report, sample
 from playwright.sync_api import Page, expect, sync_playwright
 from playwright.sync_api import TimeoutError as PageTimeout
-from server import ROOT
+from server import ROOT, stop_process
 from streamlit_uploads import PICKER
 
 sys.path.insert(0, str(ROOT))  # the repository, for the tests' Streamlit helpers and app's labels
@@ -137,12 +137,7 @@ def chromium(folder: Path) -> Iterator[str]:
             time.sleep(0.1)
         yield f"http://127.0.0.1:{listening.read_text().split()[0]}"
     finally:
-        process.terminate()
-        try:
-            process.wait(30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop_process(process)
 
 
 @contextmanager
@@ -329,22 +324,11 @@ def big_visitor(run: Run, endpoint: str, url: str, who: str, photo: Path, stop: 
                     run.say(f"{who}: {label}: cancelled after {time.monotonic() - started:.0f} s, the class left")
                     break
             except Exception as exc:
-                seconds, message = time.monotonic() - started, f"{said(front.page)}{one_line(exc)}"[:300]
-                failures = 3 if any(word in message for word in TOO_LONG) else failures + 1
-                if failures < 3:
-                    with run.lock:
-                        run.errors.append(f"big map: {message}")
-                run.say(f"{who}: {label} refused or failed after {seconds:.0f} s: {message}")
-                if failures >= 3:
+                failures = run.big_map_failed(who, label, started, f"{said(front.page)}{one_line(exc)}"[:300], failures)
+                if not failures:
                     candidates.pop(0)
-                    failures = 0
-                else:
-                    time.sleep(5)
                 continue
-            seconds, failures = time.monotonic() - started, 0
-            with run.lock:
-                run.big_maps.append((label, seconds))
-            run.say(f"{who}: {label} in {seconds:.0f} s")
+            failures = run.big_map_done(who, label, started)
 
 
 def summary(run: Run, stop: threading.Event) -> None:

@@ -74,14 +74,19 @@ def gradio_server(
             wait_until_up(process, f"http://127.0.0.1:{port}")
             yield process
         finally:
-            process.terminate()
-            try:
-                process.wait(30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+            stop_process(process)
             if log:
                 output.close()
+
+
+def stop_process(process: subprocess.Popen) -> None:
+    """Ask `process` to end; killed if it has not within 30 s."""
+    process.terminate()
+    try:
+        process.wait(30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
 
 
 def wait_until_up(process: subprocess.Popen, url: str) -> None:

@@ -54,6 +54,30 @@ def test_a_page_wide_redraw_is_stopped_by_a_stop_pressed_while_it_waits():
     assert maps.stopped_since(PAGE, 2, asked) and not maps.stopped_since(PAGE, 1, asked)
 
 
+def test_a_map_request_sent_after_its_columns_stop_is_stopped_until_the_column_asks_again():
+    """A change made before the Stop can reach the server after it (the page resends a queued change once the
+    stopped request has ended: seen in CI 0.19 s after a Stop). The column's last word was its Stop, so that late
+    request is stopped; "Compute this map" (an ask after the Stop) computes. A direct API call never asks: only a
+    Stop pressed after it started stops it."""
+    maps = ColumnMaps()
+    maps.ask(PAGE, 0)
+    time.sleep(0.01)
+    maps.stop(PAGE, 0)
+    time.sleep(0.01)
+    late = time.monotonic()  # the resent request starts after the Stop
+    assert maps.stopped_since(PAGE, 0, late)
+    assert not maps.stopped_since(PAGE, 1, late)
+    maps.ask(PAGE, 0)  # Compute this map
+    assert not maps.stopped_since(PAGE, 0, time.monotonic())
+    api = "an API client"
+    maps.stop(api, 0)
+    time.sleep(0.01)
+    called = time.monotonic()
+    assert not maps.stopped_since(api, 0, called)
+    maps.stop(api, 0)
+    assert maps.stopped_since(api, 0, called)
+
+
 def test_a_direct_call_is_never_stopped_and_always_settled():
     maps = ColumnMaps()
     maps.ask(None, 0)

@@ -60,13 +60,18 @@ class ColumnMaps:
         stops[session, slot] = self._asked[session, slot] = now
 
     def stopped_since(self, session: Session, slot: int, started: float) -> bool:
-        """Whether the work of column `slot` that started at `started` is stopped: its Stop was pressed since, or a
-        new map was asked for over SAME_CLICK_S after it (a browser sends a new map's request and its stop of the
+        """Whether the work of column `slot` that started at `started` is stopped: its Stop was pressed since, or
+        after the column's last ask (a page asks before each map request it sends: only a new ask or Compute lifts a
+        Stop; a direct API call, which never asks, is stopped by its Stop alone), or a new map was asked for over
+        SAME_CLICK_S after it (a browser sends a new map's request and its stop of the
         one before at once, and under load the request can start first: it must not stop itself)."""
         if session is None:
             return False
         key = (session, slot)
-        return self._pressed.get(key, -1.0) >= started or self._anew.get(key, -1.0) >= started + SAME_CLICK_S
+        pressed, anew = self._pressed.get(key, -1.0), self._anew.get(key)
+        if anew is not None and pressed > anew:  # the column's last word was its Stop: a request sent late (a
+            return True  # change made before the Stop, resent by the page once the stopped one ended) is stopped
+        return pressed >= started or (anew or -1.0) >= started + SAME_CLICK_S
 
     def end(self, session: Session, slot: int, started: float) -> None:
         """A request for the column's map that started at `started` has drawn its map or failed (not stopped)."""

@@ -5,27 +5,20 @@ one-page HTML handout that opens from the unpacked folder without a server.
 
     python -m app.export IMAGE... --model NAME [--model NAME ...] [--weights auto] --out pack.zip
 
-Static images come from plotly's own exporter (kaleido), which drives a Chromium or Chrome.
+Static images come from plotly's own exporter (kaleido), which drives a Chromium or Chrome (export_browser.py).
 """
 
 from __future__ import annotations
 
 import argparse
-import atexit
 import csv
 import io
 import json
-import os
 import re
-import shutil
-import threading
-import warnings
 import zipfile
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from html import escape
 from pathlib import Path
-from typing import Iterator
 
 import numpy as np
 import plotly.graph_objects as go
@@ -37,6 +30,7 @@ from engine.models.placement import Placement
 from engine.results import Analysis, ModelResult
 
 from .cifar_lab import LabRun
+from .export_browser import EXPORTS, ExportError, browser_path
 from .service import ModelRun
 from .units import lesion_of
 from .views import evidence, figures
@@ -47,77 +41,6 @@ LENS_FIGURE = "logit-lens"
 WIDTH, HEIGHT, SCALE = 1200, 700, 2  # PNGs are 2400 x 1400: sharp on a projector
 SUBTITLE_CHARS = 130  # a subtitle line's length at the exported size
 REFERENCE = 'Park & Kim, "How Do Vision Transformers Work?", ICLR 2022 (arXiv:2202.06709)'
-BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome")
-
-
-class ExportError(Exception):
-    """An export that cannot be made here, with what to do about it."""
-
-
-def browser() -> str:
-    """The browser kaleido will drive, or an ExportError saying what to install."""
-    path = os.environ.get("BROWSER_PATH") or next(filter(None, map(shutil.which, BROWSERS)), None)
-    if not path:
-        raise ExportError(
-            "static images (PNG, SVG) need Chromium or Chrome, and none was found: on Debian or Ubuntu "
-            "`apt-get install chromium` (a Hugging Face Space lists `chromium` in packages.txt), or set "
-            "BROWSER_PATH to the browser's executable"
-        )
-    return path
-
-
-class ExportBrowser:
-    """kaleido's browser, started by the first export and closed once no export has used it for `idle` seconds:
-    a hosted server does not keep a Chromium (about 400 MB over its processes) for a class that exported one
-    figure an hour ago. `with EXPORTS.open():` around the exports that need it."""
-
-    def __init__(self, idle: float) -> None:
-        self.idle = idle
-        self._lock = threading.Lock()
-        self._users = 0
-        self._closing: threading.Timer | None = None
-        self._exiting = False
-
-    @contextmanager
-    def open(self) -> Iterator[None]:
-        import kaleido
-
-        os.environ.setdefault("BROWSER_PATH", browser())
-        with self._lock:
-            if self._closing:
-                self._closing.cancel()
-                self._closing = None
-            if not kaleido._global_server.is_running():
-                kaleido.start_sync_server(silence_warnings=True)
-                atexit.register(self._exit)  # after kaleido's own close, so it runs before it
-            self._users += 1
-        try:
-            yield
-        finally:
-            with self._lock:
-                self._users -= 1
-                if not self._users:
-                    self._closing = threading.Timer(self.idle, self._close)
-                    self._closing.daemon = True
-                    self._closing.start()
-
-    def _close(self) -> None:
-        import kaleido
-
-        with self._lock:
-            if not self._users and not self._exiting:
-                kaleido.stop_sync_server(silence_warnings=True)
-                self._closing = None
-
-    def _exit(self) -> None:
-        """At exit kaleido closes its browser itself: no timer may close it at the same time."""
-        with self._lock:
-            self._exiting = True
-            if self._closing:
-                self._closing.cancel()
-
-
-EXPORTS = ExportBrowser(float(os.environ.get("VIT_EXPLORER_EXPORT_BROWSER_IDLE_S", 60)))
 
 
 def weights_line(results: list[ModelResult]) -> str:
@@ -167,12 +90,9 @@ def titled(fig: go.Figure, subtitle: str) -> go.Figure:
 
 def images_of(figs: list[go.Figure], fmt: str) -> list[bytes]:
     """PNG (at 2x) or SVG bytes of every figure, from one browser."""
-    import plotly.io as pio
-
     scale = SCALE if fmt == "png" else 1
-    with EXPORTS.open(), warnings.catch_warnings():  # plotly passes its options both ways; kaleido warns each time
-        warnings.filterwarnings("ignore", "The kopts argument is ignored", UserWarning)
-        return [pio.to_image(fig, format=fmt, width=WIDTH, height=HEIGHT, scale=scale) for fig in figs]
+    with EXPORTS.open() as browser:
+        return [browser.image(fig, fmt, WIDTH, HEIGHT, scale) for fig in figs]
 
 
 def png(image: np.ndarray) -> bytes:
@@ -450,7 +370,7 @@ def main(argv: list[str] | None = None) -> Path:
     args = p.parse_args(argv)
     service = Service.start(seed=args.seed, device=args.device)
     try:
-        browser()
+        browser_path()
         runs = [service.analyze(image, args.model, args.weights) for image in args.images]
         if len(args.images) == 1:
             results = [run.result for run in runs[0]]

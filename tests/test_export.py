@@ -5,15 +5,12 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 import re
 import subprocess
 import sys
-import time
 import zipfile
 from pathlib import Path
 
-import plotly.graph_objects as go
 import pytest
 from gradio_client import Client, handle_file
 from PIL import Image
@@ -113,13 +110,6 @@ def test_the_csv_agrees_with_the_json(pack: zipfile.ZipFile):
         assert [float(v) for v in row["fourier"].split(";")] == block["fourier"]
 
 
-def test_without_a_browser_the_export_says_what_to_install(monkeypatch, tmp_path):
-    monkeypatch.delenv("BROWSER_PATH", raising=False)
-    monkeypatch.setenv("PATH", str(tmp_path))
-    with pytest.raises(export.ExportError, match="apt-get install chromium"):
-        export.browser()
-
-
 def test_gradio_exports_a_figure_and_the_pack(server_url: str, sample_photo: Path):
     client = Client(server_url, verbose=False)
     client.predict(handle_file(str(sample_photo)), MODELS, "random", "inferno", 0.6, True, api_name="/run")
@@ -144,35 +134,3 @@ def test_gradio_exports_a_figure_and_the_pack(server_url: str, sample_photo: Pat
     client.predict(layer=3, head="2", rollout=True, api_name="/view_1")
     with zipfile.ZipFile(client.predict(str(sample_photo), "inferno", api_name="/export_pack")) as archive:
         assert "Attention rollout through all 12 layers" in archive.read("handout.html").decode()
-
-
-def browser_processes() -> int:
-    """How many of this process's descendants are a Chromium (kaleido's export browser), not counting those of
-    the servers it started."""
-    found, todo = 0, [os.getpid()]
-    while todo:
-        pid = todo.pop()
-        try:
-            command = Path(f"/proc/{pid}/cmdline").read_bytes()
-            if pid != os.getpid() and (b"app.gradio_app" in command or b"streamlit" in command):
-                continue
-            found += "chrom" in Path(f"/proc/{pid}/comm").read_text()
-            for task in Path(f"/proc/{pid}/task").iterdir():
-                todo += [int(child) for child in (task / "children").read_text().split()]
-        except (FileNotFoundError, ProcessLookupError):
-            continue
-    return found
-
-
-def test_the_export_browser_closes_when_idle_and_opens_again(monkeypatch) -> None:
-    """A hosted server keeps no Chromium for exports nobody makes: it is gone `idle` seconds after the last export,
-    and the next export starts it again."""
-    monkeypatch.setattr(export, "EXPORTS", export.ExportBrowser(idle=1.0))
-    figure = go.Figure(go.Scatter(x=[0, 1], y=[1, 0]))
-    assert export.images_of([figure], "svg")[0].startswith(b"<svg")
-    assert browser_processes() > 0
-    deadline = time.monotonic() + 30
-    while browser_processes() and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert browser_processes() == 0, "the export browser still runs after 30 s without an export"
-    assert export.images_of([figure], "png")[0].startswith(b"\x89PNG")

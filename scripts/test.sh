@@ -5,4 +5,6 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh dev
 .venv/bin/ruff check .            # lint (pyproject.toml: line length 120)
 .venv/bin/ruff format --check .   # formatting
-exec .venv/bin/python -m pytest -q --durations=40 "$@"   # the 40 slowest are listed, to keep CI short
+# the tests in TEST_WORKERS processes (2: a 2-core machine's servers and browsers wait on each other half the time),
+# each taking a whole test file, whose servers it shares; the 40 slowest are listed, to keep CI short
+exec .venv/bin/python -m pytest -q -n "${TEST_WORKERS:-2}" --dist loadfile --durations=40 "$@"

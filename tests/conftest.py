@@ -19,6 +19,7 @@ from PIL import Image
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = sorted((ROOT / "assets" / "samples").glob("*.jpg"))
 OUTPUT = ROOT / "test-output"
+WORKER = "-" + os.environ["PYTEST_XDIST_WORKER"] if "PYTEST_XDIST_WORKER" in os.environ else ""  # "-gw0", ...
 SERVER_START_TIMEOUT_S = 300  # a loaded 2-core machine has taken over 90 s to start the app
 STREAMLIT_SCRIPT = ROOT / "app" / "streamlit_server.py"
 
@@ -149,7 +150,8 @@ def server(output_dir: Path) -> Iterator[Server]:
     """`python -m app.gradio_app` running for the whole session; its log in test-output/."""
     # slow maps on purpose (Integrated Gradients at 64-128 steps on ResNet-50): on a loaded machine their estimate can
     # pass the default 5 min and they are refused; the time limit is not what these tests check
-    with gradio_server(output_dir / "server.log", {"VIT_EXPLORER_REQUEST_SECONDS": "1800"}) as running_server:
+    log = output_dir / f"server{WORKER}.log"  # one per pytest-xdist worker, each with its own server
+    with gradio_server(log, {"VIT_EXPLORER_REQUEST_SECONDS": "1800"}) as running_server:
         yield running_server
 
 

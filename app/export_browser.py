@@ -114,7 +114,7 @@ class ExportBrowser:
         async def made() -> Any:  # made on its loop, whose objects it uses
             return Kaleido(n=1, timeout=self.draw_s, mathjax=False)  # no MathJax: nothing is fetched online
 
-        kaleido = asyncio.run_coroutine_threadsafe(made(), loop).result()
+        kaleido = asyncio.run_coroutine_threadsafe(made(), loop).result(timeout=self.start_s)
         opening = asyncio.run_coroutine_threadsafe(kaleido.open(), loop)
         try:
             opening.result(timeout=self.start_s)
@@ -124,7 +124,7 @@ class ExportBrowser:
             self._stop()  # the browser process it started, if any, with it
             why = f"it did not open within {self.start_s:.0f} s" if isinstance(exc, FutureTimeout) else exc
             raise ExportError(f"the export browser did not start ({why}); try again") from None
-        self._loop, self._thread, self._kaleido, self._broken = loop, thread, kaleido, False
+        self._loop, self._thread, self._kaleido = loop, thread, kaleido
 
     def _stop(self) -> None:
         """Close the browser and its thread, whatever state they are in; under the lock."""
@@ -145,8 +145,7 @@ class ExportBrowser:
                     except subprocess.TimeoutExpired:
                         process.kill()
         loop.call_soon_threadsafe(loop.stop)
-        if thread is not None:
-            thread.join(CLOSE_S)
+        thread.join(CLOSE_S)
 
     def _close_idle(self) -> None:
         with self._lock:

@@ -11,6 +11,7 @@ import logging
 import os
 import threading
 import time
+from dataclasses import dataclass
 
 import gradio as gr
 from starlette.middleware import Middleware
@@ -21,26 +22,23 @@ from app.gradio_ui import dataset as dataset_panel
 from app.gradio_ui import paper as findings_panel
 from app.gradio_ui import tour as tour_panel
 from app.gradio_ui.cache_files import write_images_whole
-from app.gradio_ui.compare import Compare, Top
+from app.gradio_ui.compare import Compare
 from app.gradio_ui.errors import SHOW_REFUSALS
-from app.gradio_ui.photo import WATCH_PREVIEW, photo_input
+from app.gradio_ui.photo import WATCH_PREVIEW
 from app.gradio_ui.sessions import Sessions
 from app.gradio_ui.styles import CSS
+from app.gradio_ui.top import Top
 from app.guard import Proxies, RequestGuard, SessionFiles, Uploads
 from app.logs import configure as configure_logging
 from app.paper_findings import PaperFindings
-from app.service import AUTO, MAX_MODELS, SAMPLES, WEIGHT_LABELS, WEIGHT_MODES, Service, default_models
+from app.service import SAMPLES, Service
 from app.tabs.alternet import AlterNetTab
 from app.tabs.compare import CompareTab
 from app.tabs.dataset import DatasetTab
 from app.tabs.paper import PaperTab
 from app.tabs.tour import TourTab
 from app.views import texts as text
-from app.views.texts import LABEL
 
-UPLOADS = Uploads.gradio(tuple(SAMPLES))
-FILES = SessionFiles(UPLOADS)  # the uploads each session named: deleted when its page closes
-service = Service.start(uploads=UPLOADS)
 QUEUE_SIZE = 64  # requests waiting past this are refused with "queue is full"
 CONCURRENCY = 8  # events of one kind in progress at once; their model work takes turns (app/turns.py)
 MAX_UPLOAD = "50mb"
@@ -48,69 +46,57 @@ SESSION_TTL_S = 3600  # a browser session's stored results are dropped an hour a
 FILE_TTL_S = 3600  # uploaded and generated files are deleted after an hour (checked every 10 minutes)
 SESSIONS_HIGH_MB = float(os.environ.get("VIT_EXPLORER_SESSIONS_HIGH_MB", 4000))  # past it, idle sessions go early
 
-write_images_whole()  # two visitors' equal maps, written at once, must not cut each other's download short
 
-with gr.Blocks(title="ViT explorer", delete_cache=(600, FILE_TTL_S)) as demo:
-    gr.Markdown(text.INTRO)
-    banner = gr.Markdown(visible=False, elem_id="banner")
-    with gr.Row(equal_height=False):
-        with gr.Column(scale=2):
-            image = photo_input(label=LABEL.photo, sources=["upload", "clipboard"], height=320, elem_id="image-input")
-        with gr.Column(scale=3):
-            models = gr.CheckboxGroup(
-                service.models(),
-                value=list(default_models(service.online)),
-                label=LABEL.models.format(count=MAX_MODELS),
-                elem_id="models",
-            )
-            typed_models = gr.Textbox(
-                label=LABEL.typed_models,
-                placeholder=LABEL.typed_placeholder,
-                info=text.ANY_TIMM,
-                elem_id="typed-models",
-            )
-            weights = gr.Radio(
-                [(WEIGHT_LABELS[mode], mode) for mode in WEIGHT_MODES],
-                value=AUTO,
-                label=LABEL.weights,
-                info=text.WEIGHTS,
-            )
-            run = gr.Button(LABEL.analyze, variant="primary")
-            status = gr.Markdown(LABEL.ready, min_height=48, elem_id="status")
-            analyzed_photo = gr.Textbox(visible=False)  # the photo the results are for, for the note below
-            gr.Examples([[str(path)] for path in SAMPLES], inputs=image, label="Sample photos")
-    state = gr.State([], time_to_live=SESSION_TTL_S)
-    views = gr.State({}, time_to_live=SESSION_TTL_S)  # each column's map as last chosen, for the exports
-    top = Top(image, models, typed_models, weights, run, status, analyzed_photo, state, views)
-    compare = Compare(CompareTab(service), top)
-    with gr.Tabs() as tabs:
-        with gr.Tab("Compare models", id="compare"):
-            compare.layout()
-            dataset_panel.build(DatasetTab(service), models, typed_models, weights)
-        with gr.Tab("AlterNet (Section 4)", id="alternet"):
-            alternet_panel.build(demo, AlterNetTab(CifarLab(service)), image)
-        with gr.Tab("Paper figures", id="paper"):
-            findings_panel.build(PaperTab(PaperFindings(service)), image)
-        with gr.Tab("Guided tour", id="tour") as tour_page:
-            tour_panel.build(TourTab(service), state, tabs, tour_page, demo, analyzed_photo)
-    compare.wire()
-    demo.load(lambda: gr.Markdown(text.OFFLINE, visible=not service.online), None, banner, api_visibility="private")
-    demo.load(None, js=WATCH_PREVIEW)
-    demo.load(None, js=SHOW_REFUSALS)
-    sessions = Sessions(demo, FILES, SESSIONS_HIGH_MB)
-    demo.unload(sessions.close)
+@dataclass
+class Explorer:
+    """The page and what its server holds for every visitor: the upload folder, each session's files, sessions."""
+
+    demo: gr.Blocks
+    uploads: Uploads
+    files: SessionFiles  # the uploads each session named: deleted when its page closes
+    sessions: Sessions
+
+    def sweep(self) -> None:
+        """Every minute, drop idle sessions if memory is short; every 10 minutes, delete upload-folder files older
+        than FILE_TTL_S, dropped uploads included."""
+        for minute in itertools.count():
+            self.sessions.trim()
+            if minute % 10 == 0 and (deleted := self.uploads.sweep(FILE_TTL_S)):
+                logging.getLogger("vit_explorer").info("deleted %d upload files over %d s old", deleted, FILE_TTL_S)
+            if minute % 10 == 0:
+                self.files.prune()
+            time.sleep(60)
 
 
-def sweep() -> None:
-    """Every minute, drop idle sessions if memory is short; every 10 minutes, delete upload-folder files older
-    than FILE_TTL_S, dropped uploads included."""
-    for minute in itertools.count():
-        sessions.trim()
-        if minute % 10 == 0 and (deleted := UPLOADS.sweep(FILE_TTL_S)):
-            logging.getLogger("vit_explorer").info("deleted %d upload files over %d s old", deleted, FILE_TTL_S)
-        if minute % 10 == 0:
-            FILES.prune()
-        time.sleep(60)
+def build() -> Explorer:
+    """The explorer's page over one Service, with the tabs laid out and wired."""
+    uploads = Uploads.gradio(tuple(SAMPLES))
+    files = SessionFiles(uploads)
+    service = Service.start(uploads=uploads)
+    write_images_whole()  # two visitors' equal maps, written at once, must not cut each other's download short
+    with gr.Blocks(title="ViT explorer", delete_cache=(600, FILE_TTL_S)) as demo:
+        gr.Markdown(text.INTRO)
+        banner = gr.Markdown(visible=False, elem_id="banner")
+        top = Top.layout(service, SESSION_TTL_S)
+        compare = Compare(CompareTab(service), top)
+        with gr.Tabs() as tabs:
+            with gr.Tab("Compare models", id="compare"):
+                compare.layout()
+                dataset_panel.build(DatasetTab(service), top.models, top.typed_models, top.weights)
+            with gr.Tab("AlterNet (Section 4)", id="alternet"):
+                alternet_panel.build(demo, AlterNetTab(CifarLab(service)), top.image)
+            with gr.Tab("Paper figures", id="paper"):
+                findings_panel.build(PaperTab(PaperFindings(service)), top.image)
+            with gr.Tab("Guided tour", id="tour") as tour_page:
+                tour_panel.build(TourTab(service), top.state, tabs, tour_page, demo, top.analyzed_photo)
+        compare.wire()
+        offline = gr.Markdown(text.OFFLINE, visible=not service.online)
+        demo.load(lambda: offline, None, banner, api_visibility="private")
+        demo.load(None, js=WATCH_PREVIEW)
+        demo.load(None, js=SHOW_REFUSALS)
+        sessions = Sessions(demo, files, SESSIONS_HIGH_MB)
+        demo.unload(sessions.close)
+    return Explorer(demo, uploads, files, sessions)
 
 
 def main() -> None:
@@ -123,8 +109,9 @@ def main() -> None:
     os.environ["FORWARDED_ALLOW_IPS"] = ""
     trusted = ", ".join(map(str, proxies.trusted)) or "nobody"
     logging.getLogger("vit_explorer").info("X-Forwarded-For is believed from: %s", trusted)
-    threading.Thread(target=sweep, daemon=True, name="sweep").start()
-    demo.queue(max_size=QUEUE_SIZE, default_concurrency_limit=CONCURRENCY).launch(
+    explorer = build()
+    threading.Thread(target=explorer.sweep, daemon=True, name="sweep").start()
+    explorer.demo.queue(max_size=QUEUE_SIZE, default_concurrency_limit=CONCURRENCY).launch(
         server_name=args.host,
         server_port=args.port,
         css=CSS,
@@ -132,7 +119,13 @@ def main() -> None:
         show_error=True,
         app_kwargs={
             "middleware": [
-                Middleware(RequestGuard, uploads=UPLOADS, queue=lambda: demo._queue, proxies=proxies, files=FILES)
+                Middleware(
+                    RequestGuard,
+                    uploads=explorer.uploads,
+                    queue=lambda: explorer.demo._queue,
+                    proxies=proxies,
+                    files=explorer.files,
+                )
             ]
         },
     )

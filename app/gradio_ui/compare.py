@@ -4,9 +4,7 @@ photo, the models and Analyze sit above the tabs (`Top`); the maps' handlers are
 
 from __future__ import annotations
 
-import html
 import json
-from dataclasses import dataclass
 from typing import Callable
 
 import gradio as gr
@@ -15,9 +13,9 @@ from app.gradio_ui.columns import Slot, compare_column
 from app.gradio_ui.downloads import figure_export, pack_export, shown_on
 from app.gradio_ui.errors import user_facing, watched
 from app.gradio_ui.maps import Maps
-from app.gradio_ui.photo import refused_line
 from app.gradio_ui.repeats import dropping_repeats
 from app.gradio_ui.sessions import session
+from app.gradio_ui.top import Top
 from app.service import IG_DEFAULT_STEPS, MAX_MODELS, ModelRun
 from app.tabs.column_maps import OnePerSession
 from app.tabs.compare import DEFAULT_FIGURE, CompareTab, Look, Page
@@ -28,29 +26,6 @@ from app.views.texts import LABEL
 CLOSING_ERRORS = (
     "() => document.querySelectorAll('.toast-body.error [data-testid=toast-close]').forEach((close) => close.click())"
 )
-
-
-@dataclass
-class Top:
-    """What sits above the tabs, for every tab: the photo, the models and their weights, Analyze and its status
-    line, the photo the results are for, and the session's runs and each column's chosen map."""
-
-    image: gr.Image
-    models: gr.CheckboxGroup
-    typed_models: gr.Textbox
-    weights: gr.Radio
-    run: gr.Button
-    status: gr.Markdown
-    analyzed_photo: gr.Textbox
-    state: gr.State
-    views: gr.State
-
-
-def refused_status(photo: dict | None) -> str | dict:
-    """The status line after a failed Analyze: the line `photo` (as sent, not preprocessed) was refused with,
-    else as it was."""
-    line = refused_line(photo)
-    return gr.skip() if line is None else html.escape(line, quote=False)
 
 
 class Compare:
@@ -221,7 +196,7 @@ class Compare:
         analyzing.success(None, js=CLOSING_ERRORS)
         # a photo refused on the way in: the status line says so (the line of its error), over the "Error" mark
         analyzing.failure(
-            refused_status, top.image, top.status, preprocess=False, queue=False, api_visibility="private"
+            top.refused_status, top.image, top.status, preprocess=False, queue=False, api_visibility="private"
         )
         self.maps.wire(self.slots, top.state, top.views, self.colormap, self.opacity, self.steps)
         self.wire_lesions()

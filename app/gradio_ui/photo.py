@@ -15,7 +15,6 @@ from app.guard import refuse
 from app.tabs.compare import not_an_image
 from engine.errors import shown
 
-REFUSED = Refusals()  # a refused upload's path: the line it was refused with
 UNSHOWN = "No preview: the browser cannot show this file. Analyze says whether it can be read."
 
 # In the browser: a preview the browser cannot decode (a file that is not an image, or one in a format it does
@@ -44,10 +43,10 @@ PREVIEW_CSS = """#image-input {position: relative}
 pointer-events: none}"""
 
 
-def photo_input(**options) -> gr.Image:
-    """A gr.Image for uploads (`options` as gr.Image's), with a plain message for a file that is not an image.
-    Its preprocess is wrapped on the instance: a subclass of a Gradio component writes a .pyi stub beside
-    its module at import."""
+def photo_input(refused: Refusals, **options) -> gr.Image:
+    """A gr.Image for uploads (`options` as gr.Image's), with a plain message for a file that is not an image,
+    kept in `refused` by the upload's path. Its preprocess is wrapped on the instance: a subclass of a Gradio
+    component writes a .pyi stub beside its module at import."""
     image = gr.Image(type="filepath", image_mode=None, **options)
     preprocess = image.preprocess
 
@@ -61,14 +60,14 @@ def photo_input(**options) -> gr.Image:
             message = not_an_image(name)
             refuse(f"{message} ({type(exc).__name__})", "a photo Gradio could not read")
             if payload and payload.path:
-                REFUSED.add(payload.path, message)
+                refused.add(payload.path, message)
             raise page_error(message) from None
 
     image.preprocess = checked
     return image
 
 
-def refused_line(payload: dict | None) -> str | None:
-    """The line an upload was refused with, or None where it was not refused; `payload` as the browser sends a
-    photo (an event made with preprocess=False). Only looked up: nothing is read from the path it names."""
-    return REFUSED.get(payload.get("path") if isinstance(payload, dict) else None)
+def refused_line(refused: Refusals, payload: dict | None) -> str | None:
+    """The line an upload was refused with (kept in `refused`), or None where it was not refused; `payload` as the
+    browser sends a photo (an event made with preprocess=False). Only looked up: nothing is read from the path."""
+    return refused.get(payload.get("path") if isinstance(payload, dict) else None)

@@ -1,0 +1,74 @@
+"""What sits above the tabs in Gradio, for every tab: the photo, the models and their weights, Analyze and its
+status line, the photo the results are for, and the session's runs and each column's chosen map."""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+
+import gradio as gr
+
+from app.gradio_ui.errors import Refusals
+from app.gradio_ui.photo import photo_input, refused_line
+from app.service import AUTO, MAX_MODELS, SAMPLES, WEIGHT_LABELS, WEIGHT_MODES, Service, default_models
+from app.views import texts as text
+from app.views.texts import LABEL
+
+
+@dataclass
+class Top:
+    """The widgets above the tabs and the session's state they feed."""
+
+    image: gr.Image
+    models: gr.CheckboxGroup
+    typed_models: gr.Textbox
+    weights: gr.Radio
+    run: gr.Button
+    status: gr.Markdown
+    analyzed_photo: gr.Textbox
+    state: gr.State
+    views: gr.State
+    refused: Refusals  # the photo uploads refused: their path, the line each was refused with
+
+    @classmethod
+    def layout(cls, service: Service, session_ttl_s: int) -> Top:
+        """The photo beside the models, their weights, Analyze and its status; the session's state kept for
+        `session_ttl_s` after its last change."""
+        refused = Refusals()
+        with gr.Row(equal_height=False):
+            with gr.Column(scale=2):
+                image = photo_input(
+                    refused, label=LABEL.photo, sources=["upload", "clipboard"], height=320, elem_id="image-input"
+                )
+            with gr.Column(scale=3):
+                models = gr.CheckboxGroup(
+                    service.models(),
+                    value=list(default_models(service.online)),
+                    label=LABEL.models.format(count=MAX_MODELS),
+                    elem_id="models",
+                )
+                typed_models = gr.Textbox(
+                    label=LABEL.typed_models,
+                    placeholder=LABEL.typed_placeholder,
+                    info=text.ANY_TIMM,
+                    elem_id="typed-models",
+                )
+                weights = gr.Radio(
+                    [(WEIGHT_LABELS[mode], mode) for mode in WEIGHT_MODES],
+                    value=AUTO,
+                    label=LABEL.weights,
+                    info=text.WEIGHTS,
+                )
+                run = gr.Button(LABEL.analyze, variant="primary")
+                status = gr.Markdown(LABEL.ready, min_height=48, elem_id="status")
+                analyzed_photo = gr.Textbox(visible=False)  # the photo the results are for, for the note below
+                gr.Examples([[str(path)] for path in SAMPLES], inputs=image, label="Sample photos")
+        state = gr.State([], time_to_live=session_ttl_s)
+        views = gr.State({}, time_to_live=session_ttl_s)  # each column's map as last chosen, for the exports
+        return cls(image, models, typed_models, weights, run, status, analyzed_photo, state, views, refused)
+
+    def refused_status(self, photo: dict | None) -> str | dict:
+        """The status line after a failed Analyze: the line `photo` (as sent, not preprocessed) was refused with,
+        else as it was."""
+        line = refused_line(self.refused, photo)
+        return gr.skip() if line is None else html.escape(line, quote=False)

@@ -123,6 +123,15 @@ class Front:
         )
         return lambda: self.page.evaluate("() => window.__analyses")
 
+    def map_image(self, i: int) -> Locator:
+        raise NotImplementedError
+
+    def map_above_controls(self, i: int) -> bool:
+        """Whether column `i`'s map sits above its method picker (so that maps line up across columns)."""
+        picture = self.map_image(i).bounding_box()
+        method = self.column(i).get_by_role("combobox", name=LABEL.method, exact=True).bounding_box()
+        return bool(picture and method) and picture["y"] + picture["height"] <= method["y"]
+
     def tab(self, name: str) -> None:
         self.settle()
         self.page.get_by_role("tab", name=name).click()
@@ -194,6 +203,9 @@ class Gradio(Front):
     def caption(self, i: int) -> Locator:
         return self.column(i).locator(".caption").first
 
+    def map_image(self, i: int) -> Locator:
+        return self.page.locator(f"#view-{i} img").first
+
     def stop_map(self, i: int) -> None:
         self.page.locator(f"#stop-{i}").click()
 
@@ -248,6 +260,9 @@ class Gradio(Front):
 
     def spec_problem(self) -> Locator:
         return self.page.locator("#alternet-spec-problem")
+
+    def stage_toggles(self, stage: int) -> int:
+        return self.page.locator(f"#alternet-stage-{stage} input[type=checkbox]").count()
 
     def drawing(self) -> Locator:
         return self.page.locator("#alternet-svg")
@@ -359,6 +374,9 @@ class Streamlit(Front):
     def caption(self, i: int) -> Locator:
         return self.column(i).locator("[data-testid=stImageCaption]").first
 
+    def map_image(self, i: int) -> Locator:
+        return self.column(i).locator("[data-testid=stImage] img").first
+
     def stop_map(self, i: int) -> None:
         self.column(i).get_by_role("button", name=LABEL.stop_map).click()
 
@@ -439,6 +457,9 @@ class Streamlit(Front):
     def spec_problem(self) -> Locator:
         return self.page.locator("[data-testid=stAlert]").filter(has_text="s1:1").first
 
+    def stage_toggles(self, stage: int) -> int:
+        return self.page.locator(f".st-key-alternet_stage_{stage} input[type=checkbox]").count()
+
     def drawing(self) -> Locator:
         return self.page.locator("#alternet-svg")
 
@@ -477,6 +498,8 @@ def analyze_two(front: Front, photo: Path) -> None:
     assert "random weights" in front.heading(0) + front.column(0).inner_text()
     assert "trained here" in front.column(1).inner_text()
     front.seen["first methods"] = (front.method(0), front.method(1))
+    front.seen["map above its controls"] = [front.map_above_controls(i) for i in range(2)]
+    assert all(front.seen["map above its controls"]), "each map sits above its controls, lined up across columns"
     said = re.search(r"Analyzed .*? in [\d.]+ s\.", front.status())
     front.seen["status line"] = re.sub(r"[\d.]+ s\.$", "N s.", said.group(0)) if said else front.status()
     front.no_exception()
@@ -581,8 +604,10 @@ def alternet_spec(front: Front, photo: Path) -> None:
     front.spec(BAD_SPEC)
     problem = front.spec_problem()
     expect(problem).to_be_visible(timeout=REDRAW_MS)
-    # the message itself: Gradio writes its warning sign as text, Streamlit draws it as the box's icon
-    front.seen["bad spec"] = words(problem.inner_text()).removeprefix("⚠️ ")
+    front.seen["bad spec"] = words(problem.inner_text().replace("⚠️", ""))  # the sign: text in one, an icon in one
+    front.seen["bad spec is an alert"] = front.page.get_by_role("alert").filter(has_text=BAD_SPEC[:4]).count() > 0
+    front.seen["stage toggles"] = [front.stage_toggles(stage) for stage in range(1, 5)]
+    assert front.seen["stage toggles"] == [2, 3, 5, 3], "a toggle per block that may be an MSA (not block 1)"
     front.shot("5-bad-spec")
     front.spec(GOOD_SPEC)
     expect(front.drawing()).to_have_attribute("aria-label", DRAWING.format(spec=GOOD_SPEC), timeout=ANALYSIS_MS)

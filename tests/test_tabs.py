@@ -17,7 +17,8 @@ from app.paper_findings import ORDER, PaperFindings
 from app.service import Service
 from app.tabs import Download, Problem
 from app.tabs.alternet import PAPER_STEP, STEPS, AlterNetTab
-from app.tabs.compare import CompareTab, Look
+from app.tabs.column_maps import StoppedMaps
+from app.tabs.compare import CompareTab, Look, restarted
 from app.tabs.dataset import DatasetTab
 from app.tabs.paper import PaperTab
 from app.views.attention import ViewOptions
@@ -72,6 +73,39 @@ def test_compare_analyzes_redraws_lesions_and_exports(service: Service, sample_p
         tab.analyze(str(sample_photo), ["nope"], "", "random", Look())
     svg = tab.export_figure(page.runs, "fig8-high-frequency", "svg")
     assert isinstance(svg, Download) and svg.filename == "fig8-high-frequency.svg" and b"<svg" in svg.data[:400]
+
+
+def test_a_columns_controls_fall_back_to_its_defaults_and_a_stop_keeps_the_map_before(
+    service: Service, sample_photo: Path
+):
+    """The rules a front end that re-draws a column on each change asks of the page model: each control not set,
+    or no longer valid, takes the column's default; a Stop leaves the map before it, for this run only; a double
+    click on Analyze re-runs nothing and undoes the lesions."""
+    tab = CompareTab(service)
+    page = tab.analyze(str(sample_photo), ["vit_cifar", "preact_resnet"], "", "random", Look())
+    vit, resnet = page.columns
+    assert vit.chosen() == ViewOptions(8, "mean", False, vit.methods[0], None)  # the last layer's head mean
+    assert vit.chosen("Saliency", vit.classes[2][1], 3, "2", True) == ViewOptions(
+        3, "2", True, "Saliency", vit.classes[2][1]
+    )
+    assert vit.chosen("no such method", 999, 40, "99").method == vit.methods[0]  # each unknown value: the default
+    assert vit.chosen("no such method", 999, 40, "99") == ViewOptions(8, "mean", False, vit.methods[0], None)
+    assert resnet.chosen(layer=3, head="2", rollout=True) == ViewOptions(None, "mean", False, "Grad-CAM", None)
+
+    maps, run = StoppedMaps(), page.runs[0]
+    occlusion = vit.chosen("Occlusion")
+    assert not occlusion.computed(run) and maps.previous(0, "run-a", run) is None  # nothing drawn yet
+    maps.drew(0, "run-a", vit.chosen())
+    maps.stop(0, "run-a", occlusion.key(run))
+    assert maps.is_stopped(0, "run-a", occlusion.key(run)) and maps.previous(0, "run-a", run) == vit.chosen()
+    assert not maps.is_stopped(0, "run-b", occlusion.key(run))  # another model or analysis in the column
+    assert not maps.is_stopped(1, "run-a", occlusion.key(run)) and maps.previous(0, "run-b", run) is None
+    maps.compute(0)
+    assert not maps.is_stopped(0, "run-a", occlusion.key(run))
+
+    lesioned = tab.lesion(page.runs, 0, [5], Look())
+    assert [r.result.name for r in restarted(lesioned.runs)] == ["vit_cifar", "preact_resnet"]
+    assert restarted(lesioned.runs)[0] is page.runs[0] and restarted(page.runs) == page.runs
 
 
 def test_alternet_keeps_step_grid_and_text_in_step_and_names_every_bad_entry(service: Service, sample_photo: Path):

@@ -26,6 +26,11 @@ from app.views import texts as text
 from app.views.texts import LABEL
 
 
+def problem_box(message: str) -> gr.HTML:
+    """A problem shown in a box announced to screen readers, as Streamlit's st.error (`message`: HTML-escaped)."""
+    return gr.HTML(f'<div role="alert" class="problem-box">⚠️ {message}</div>', visible=True)
+
+
 def checked_once(tab: AlterNetTab, refused: Refusals) -> Callable[[str], None]:
     """A check of a typed spec raising a Problem for a bad one, logged the first time that spec is refused only:
     one typed spec is checked by several events (Enter, its curves, Average), each a request of its own."""
@@ -59,13 +64,13 @@ def build(demo: gr.Blocks, tab: AlterNetTab, image: gr.Image) -> None:
                     choices,
                     value=values,
                     label=LABEL.stage.format(stage=s + 1),
-                    info="Block 1 is always Conv: it widens" + (" and subsamples" if s else ""),
+                    info=view.stage_info(s),
                     elem_id=f"alternet-stage-{s + 1}",
                 )
                 for s, (choices, values) in enumerate(zip(view.grid_choices(), view.grid_values(STEPS[-1])))
             ]
             spec = gr.Textbox(str(STEPS[-1]), label=f"{LABEL.spec} (Enter applies)", elem_id="alternet-spec")
-            spec_problem = gr.Markdown(visible=False, elem_id="alternet-spec-problem")
+            spec_problem = gr.HTML(visible=False, elem_id="alternet-spec-problem")
         with gr.Column(scale=1):
             gr.Markdown(view.steps_markdown(), elem_id="alternet-steps")
     drawing = gr.HTML(elem_id="alternet-drawing", padding=True)
@@ -134,8 +139,8 @@ def build(demo: gr.Blocks, tab: AlterNetTab, image: gr.Image) -> None:
             built = tab.from_text(typed)
         except Problem as exc:
             shown = escape(str(exc), quote=False)  # "s<stage>:<block>" is text, not an HTML tag
-            return [gr.skip(), gr.skip(), *(gr.skip() for _ in grids), gr.Markdown(f"⚠️ {shown}", visible=True)]
-        return [built.spec, built.step, *built.grid, gr.Markdown("", visible=False)]
+            return [gr.skip(), gr.skip(), *(gr.skip() for _ in grids), problem_box(shown)]
+        return [built.spec, built.step, *built.grid, gr.HTML("", visible=False)]
 
     @user_facing
     def on_spec(spec_text: str, photo: str | None) -> list:
@@ -165,12 +170,12 @@ def build(demo: gr.Blocks, tab: AlterNetTab, image: gr.Image) -> None:
     update = {"concurrency_id": "alternet", "concurrency_limit": 1}
     private = {"api_visibility": "private", "show_progress_on": [drawing], **update}
     step.input(set_step, step, [*grids, spec], api_name="alternet_step").success(
-        lambda: gr.Markdown(visible=False), None, spec_problem, api_visibility="private"
+        lambda: gr.HTML(visible=False), None, spec_problem, api_visibility="private"
     ).success(on_photo, inputs, outputs, api_name="alternet", show_progress_on=[drawing], **update)
     for grid in grids:
         toggled = grid.input(set_grid, grids, [step, spec], api_visibility="private")
         toggled.success(on_photo, inputs, outputs, **private)
-        toggled.success(lambda: gr.Markdown(visible=False), None, spec_problem, api_visibility="private")
+        toggled.success(lambda: gr.HTML(visible=False), None, spec_problem, api_visibility="private")
     spec.submit(apply_spec, spec, [spec, step, *grids, spec_problem], api_name="alternet_spec").then(
         on_spec, inputs, outputs, **private
     )

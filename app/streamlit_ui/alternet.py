@@ -25,7 +25,6 @@ from app.tabs.alternet import (
 from app.views import alternet as view
 from app.views import texts as text
 from app.views.texts import LABEL
-from engine.models.placement import PAPER_DEPTHS
 
 state = st.session_state
 
@@ -38,8 +37,14 @@ def show_builder(built: Builder) -> None:
     """Set the step, the toggles and the text to a Builder's values."""
     state.spec = state.spec_text = built.spec
     state.step = built.step
-    for s, blocks in enumerate(built.grid):
-        state[f"stage_{s}"] = blocks
+    for s, choices in enumerate(view.grid_choices()):
+        for _, b in choices:
+            state[f"stage_{s}_{b}"] = b in built.grid[s]
+
+
+def grid() -> list[list[int]]:
+    """Per stage, the blocks whose toggle is on."""
+    return [[b for _, b in choices if state.get(f"stage_{s}_{b}")] for s, choices in enumerate(view.grid_choices())]
 
 
 def on_builder(make: Callable[[], Builder]) -> None:
@@ -56,7 +61,7 @@ def on_step() -> None:
 
 
 def on_grid() -> None:
-    on_builder(lambda: tab().from_grid([state[f"stage_{s}"] for s in range(len(PAPER_DEPTHS))]))
+    on_builder(lambda: tab().from_grid(grid()))
 
 
 def on_text() -> None:
@@ -83,19 +88,18 @@ def alternet_tab(picture: tuple[bytes, str], photo_digest: str) -> None:
     left, right, bad = *st.columns(2), spec_problem()
     with left:
         st.radio(LABEL.step, range(len(STEPS)), horizontal=True, key="step", on_change=on_step)
-        for s, choices in enumerate(view.grid_choices()):
-            st.multiselect(
-                LABEL.stage.format(stage=s + 1),
-                [b for _, b in choices],
-                key=f"stage_{s}",
-                format_func=lambda b: f"block {b}",
-                on_change=on_grid,
-            )
+        for s, choices in enumerate(view.grid_choices()):  # a checkbox per block, as Gradio's CheckboxGroup
+            with st.container(key=f"alternet_stage_{s + 1}"):
+                st.markdown(f"**{LABEL.stage.format(stage=s + 1)}**")
+                st.caption(view.stage_info(s))
+                with st.container(horizontal=True):
+                    for label, b in choices:
+                        st.checkbox(label, key=f"stage_{s}_{b}", on_change=on_grid)
         st.text_input(LABEL.spec, key="spec_text", on_change=on_text)
         if "placement_error" in state:
-            st.error(state.pop("placement_error"))
+            st.error(state.pop("placement_error"), icon="⚠️")
         elif bad:
-            st.error(bad)
+            st.error(bad, icon="⚠️")
     right.container(key="alternet_steps").markdown(view.steps_markdown())  # scrolls in its box (STYLE)
     count = st.slider(LABEL.subset_count, SUBSET_MIN, SUBSET_MAX, SUBSET_DEFAULT, 10, key="subset_count")
     key = (photo_digest, state.spec)

@@ -17,11 +17,20 @@ from app.streamlit_ui.photo import digest, unreadable
 from app.streamlit_ui.progress import progress_bar
 from app.streamlit_ui.resources import service
 from app.tabs import Problem
-from app.tabs.column_maps import stopped_line
-from app.tabs.compare import DEFAULT_FIGURE, Column, CompareTab, Look, Page, attention_controls, column_key
+from app.tabs.column_maps import StoppedMaps, stopped_line
+from app.tabs.compare import (
+    DEFAULT_FIGURE,
+    Column,
+    CompareTab,
+    Look,
+    Page,
+    attention_controls,
+    column_key,
+    restarted,
+)
 from app.tabs.dataset import EXPLANATION, DatasetTab
 from app.views import texts as text
-from app.views.attention import COLORMAPS, MEAN, ViewOptions
+from app.views.attention import COLORMAPS, ViewOptions
 from app.views.texts import LABEL
 
 state = st.session_state
@@ -58,7 +67,7 @@ def analyze(picture: tuple[bytes, str], names: list[str], typed: str, weights: s
         return
     asked = (digest(picture[0]), tuple(picked_models(names, typed)), weights)
     if state.runs and state.get("analyzed") == asked:
-        state.runs, state.analysis = [run.original or run for run in state.runs], state.analysis + 1
+        state.runs, state.analysis = restarted(state.runs), state.analysis + 1
         state.pop("exported", None)
         return
     with st.status(f"Analyzing {picture[1]}", expanded=True) as status:
@@ -75,17 +84,13 @@ def analyze(picture: tuple[bytes, str], names: list[str], typed: str, weights: s
 
 
 def view_options(i: int, column: Column) -> ViewOptions:
-    """Column `i`'s map as its controls stand: method, class, and for the attention its layer, head and
-    rollout (before any change: the first method, top-1 class, last layer, head mean)."""
-    method = state.get(key("method", i), column.methods[0])
-    method = method if method in column.methods else column.methods[0]
-    target = state.get(key("target", i), column.classes[0][1])
-    steps = state.get("ig_steps", IG_DEFAULT_STEPS)
-    if not column.layers:
-        return ViewOptions(None, MEAN, False, method, target, steps)
-    layer = min(state.get(key("layer", i), column.layers), column.layers)
-    rollout = bool(state.get(key("rollout", i), False)) and column.rollout
-    return ViewOptions(layer, state.get(key("head", i), MEAN), rollout, method, target, steps)
+    """Column `i`'s map as its controls stand (Column.chosen: the column's default for a control not set)."""
+    chosen = [state.get(key(kind, i)) for kind in ("method", "target", "layer", "head")]
+    return column.chosen(*chosen, state.get(key("rollout", i), False), state.get("ig_steps", IG_DEFAULT_STEPS))
+
+
+def stops() -> StoppedMaps:
+    return state.setdefault("stopped_maps", StoppedMaps())
 
 
 def views(page: Page) -> list[ViewOptions]:
@@ -94,13 +99,15 @@ def views(page: Page) -> list[ViewOptions]:
 
 @st.fragment
 def where_it_looks(i: int, column: Column) -> None:
-    """One model's map with its layer, head and rollout controls: re-drawn alone, from stored results
-    (`column`, from the page's last full run, gives the controls' ranges)."""
-    run = state.runs[i]
-    left, right = st.columns(2)
-    method = left.selectbox(LABEL.method, column.methods, key=key("method", i), help=text.METHODS)
+    """One model's map above its controls (method, class, and for the attention its layer, rollout and head), as
+    in Gradio: re-drawn alone, from stored results (`column`, from the page's last full run, gives the controls'
+    ranges)."""
+    picture = st.container()  # filled once the controls below have said which map
+    if state.get(key("target", i)) not in (None, view_options(i, column).target):
+        del state[key("target", i)]  # a class no longer among the top-5 (a lesion): the top-1's, as the map shows
+    method = st.selectbox(LABEL.method, column.methods, key=key("method", i), help=text.METHODS)
     labels = dict((index, label) for label, index in column.classes)
-    right.selectbox(LABEL.target, list(labels), key=key("target", i), format_func=labels.get)
+    st.selectbox(LABEL.target, list(labels), key=key("target", i), format_func=labels.get)
     if column.not_offered:
         st.caption(f"Not offered for this model: {column.not_offered}")
     if column.layers:
@@ -111,30 +118,42 @@ def where_it_looks(i: int, column: Column) -> None:
         if column.rollout:
             st.checkbox(LABEL.rollout, key=key("rollout", i), disabled=not rollout_applies)
         st.selectbox(LABEL.head, column.heads, key=key("head", i), disabled=not head)
-    options = view_options(i, column)
-    stopped, shown, done = key("stopped", i), options.key(run), options.computed(run)
-    if not done and state.get(stopped) == shown:
-        drawn_for, drawn = state.get(f"drawn_{i}", (None, None))  # the map shown before, kept as in Gradio
-        previous = drawn if drawn_for == key("drawn", i) and drawn.computed(run) else None
-        st.info(stopped_line(previous is not None))
-        if not st.button(LABEL.compute_map, key=key("compute", i)):
+    with picture:
+        draw_map(i, column, view_options(i, column))
+
+
+def draw_map(i: int, column: Column, options: ViewOptions) -> None:
+    """Column `i`'s map as `options` ask, computed with a Stop and progress where it is not yet (both go once it
+    is drawn); after a Stop, the map shown before, the stopped line and "Compute this map"."""
+    run, maps, run_key = state.runs[i], stops(), key("drawn", i)
+    asked, done = options.key(run), options.computed(run)
+    if not done and maps.is_stopped(i, run_key, asked):
+        previous = maps.previous(i, run_key, run)  # the map shown before, kept as in Gradio
+        before, offer = st.empty(), st.empty()
+        with offer.container():
+            st.info(stopped_line(previous is not None))
+            computing = st.button(LABEL.compute_map, key=key("compute", i))
+        if not computing:
             if previous is not None:
-                show_map(i, column, *tab().view(run, previous, look()))
+                with before.container():
+                    show_map(i, column, *tab().view(run, previous, look()))
             return
-    state.pop(stopped, None)
-    stop, report = st.empty(), None
+        offer.empty()
+    maps.compute(i)
+    working, report = st.empty(), None
     if not done:
-        stop.button(LABEL.stop_map, key=key("stop", i), on_click=state.__setitem__, args=(stopped, shown))
-        chosen_by = [key(kind, i) for kind in ("method", "target", "layer", "head", "rollout")]
-        report = progress_bar(key("stop", i), (*chosen_by, *(["ig_steps"] if options.uses_steps(run) else [])))
+        with working.container():
+            st.button(LABEL.stop_map, key=key("stop", i), on_click=maps.stop, args=(i, run_key, asked))
+            chosen_by = [key(kind, i) for kind in ("method", "target", "layer", "head", "rollout")]
+            report = progress_bar(key("stop", i), (*chosen_by, *(["ig_steps"] if options.uses_steps(run) else [])))
     try:
         image, caption = tab().view(run, options, look(), report)
     except Problem as exc:
         st.error(str(exc))
         return
     finally:
-        stop.empty()
-    state[f"drawn_{i}"] = (key("drawn", i), options)  # one per column: nothing of older analyses is held
+        working.empty()  # the Stop and the finished progress line go
+    maps.drew(i, run_key, options)
     show_map(i, column, image, caption)
 
 
@@ -167,7 +186,6 @@ def model_column(i: int, column: Column) -> None:
     if tuple(sorted(chosen)) != run.lesion:
         try:
             state.runs = tab().lesion(state.runs, i, chosen, look()).runs
-            state.pop(key("target", i), None)  # the lesioned model's own top-1 is explained next
         except Problem as exc:
             st.error(str(exc))
             return

@@ -13,9 +13,12 @@ from __future__ import annotations
 import threading
 import time
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import Iterator
 
+from app.service import ModelRun
 from app.views import texts as text
+from app.views.attention import ViewOptions
 from app.views.texts import LABEL
 
 KEPT_S = 3600  # a session silent this long is forgotten
@@ -98,6 +101,39 @@ class ColumnMaps:
         column's part, even while the request was still waiting in the queue."""
         now = time.monotonic()
         return now if session is None else self._page.get(session, now)
+
+
+@dataclass
+class StoppedMaps:
+    """One page's columns for a front end that draws a column again on each change (Streamlit): which map each
+    column's Stop left unfinished, and the map it drew last, shown again after a Stop (as a Gradio page keeps it).
+    Each entry names the run it was for (`run_key`: the column's model in this analysis), so that nothing carries
+    over to another model or analysis. Kept in the session, small: a key and options per column, no image."""
+
+    stopped: dict[int, tuple[str, tuple]] = field(default_factory=dict)  # column: (run's key, map key) stopped
+    drawn: dict[int, tuple[str, ViewOptions]] = field(default_factory=dict)  # column: (run's key, options) drawn
+
+    def stop(self, slot: int, run_key: str, asked: tuple) -> None:
+        """The column's Stop, pressed while the map keyed `asked` (ViewOptions.key) was computed on the run."""
+        self.stopped[slot] = (run_key, asked)
+
+    def is_stopped(self, slot: int, run_key: str, asked: tuple) -> bool:
+        """Whether the map keyed `asked` on the run is the one the column's Stop left unfinished: it waits for
+        Compute."""
+        return self.stopped.get(slot) == (run_key, asked)
+
+    def compute(self, slot: int) -> None:
+        """Compute (or another map asked for) lifts the column's Stop."""
+        self.stopped.pop(slot, None)
+
+    def drew(self, slot: int, run_key: str, options: ViewOptions) -> None:
+        """The column drew the map `options` ask for on the run (one per column: nothing older is held)."""
+        self.drawn[slot] = (run_key, options)
+
+    def previous(self, slot: int, run_key: str, run: ModelRun) -> ViewOptions | None:
+        """The map the column drew last on this run, to show again after a Stop (None: none, or not this run's)."""
+        drawn_for, options = self.drawn.get(slot, (None, None))
+        return options if drawn_for == run_key and options.computed(run) else None
 
 
 def stopped_line(previous_shown: bool = True) -> str:

@@ -16,7 +16,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from app import export
-from app.service import ModelRun, Report, Service, picked_models
+from app.service import IG_DEFAULT_STEPS, ModelRun, Report, Service, picked_models
 from app.tabs import Download, problem, problems
 from app.views import evidence, figures
 from app.views import texts as text
@@ -81,6 +81,32 @@ class Column:
     not_offered: str = ""  # Markdown: the methods left out, each with the reason
     classes: list[tuple[str, int]] = field(default_factory=list)  # (label, index) of the classes to explain
     options: ViewOptions = ViewOptions()  # what the map shows: method, class, layer, head, rollout
+
+    def chosen(
+        self,
+        method: str | None = None,
+        target: int | None = None,
+        layer: int | None = None,
+        head: str | None = None,
+        rollout: bool = False,
+        steps: int = IG_DEFAULT_STEPS,
+    ) -> ViewOptions:
+        """The map the column's controls ask for, each control not set (None) or no longer valid taking the
+        column's default: the first method offered, the top-1 class (a class no longer among the top-5, after a
+        lesion, too), the last layer, the head mean; rollout only where the model has one."""
+        method = method if method in self.methods else self.methods[0] if self.methods else ""
+        target = target if target in [index for _, index in self.classes] else None
+        if not self.layers:
+            return ViewOptions(None, MEAN, False, method, target, steps)
+        layer = self.layers if layer is None else min(max(int(layer), 1), self.layers)
+        head = head if head in self.heads else MEAN
+        return ViewOptions(layer, head, bool(rollout) and self.rollout, method, target, steps)
+
+
+def restarted(runs: list[ModelRun]) -> list[ModelRun]:
+    """The runs of an Analyze asked again for the results on screen (a double click): nothing is re-run, and every
+    column starts afresh from its intact model (a lesion undone)."""
+    return [run.original or run for run in runs]
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,11 @@ def grid_choices(depths: tuple[int, ...] = PAPER_DEPTHS) -> list[list[tuple[str,
     return [[(f"block {b}", b) for b in range(2, depth + 1)] for depth in depths]
 
 
+def stage_info(stage: int) -> str:
+    """The line under stage `stage`'s toggles (0-based): why its block 1 is not offered."""
+    return "Block 1 is always Conv: it widens" + (" and subsamples" if stage else "")
+
+
 def grid_values(placement: Placement) -> list[list[int]]:
     """Per stage, the 1-based MSA blocks: the checked toggles."""
     return [[b + 1 for b in blocks] for blocks in placement.msa]

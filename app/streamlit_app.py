@@ -23,9 +23,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # `streamlit ru
 from app.guard import VISITOR  # noqa: E402
 from app.logs import configure as configure_logging  # noqa: E402
 from app.service import AUTO, MAX_MODELS, WEIGHT_LABELS, WEIGHT_MODES, default_models  # noqa: E402
-from app.streamlit_ui.alternet import alternet_tab  # noqa: E402
+from app.streamlit_ui.alternet import alternet_tab, alternet_widget  # noqa: E402
 from app.streamlit_ui.compare import analyze, compare_tab, dataset_section  # noqa: E402
-from app.streamlit_ui.paper import paper_tab  # noqa: E402
+from app.streamlit_ui.lazy import drawn  # noqa: E402
+from app.streamlit_ui.paper import paper_tab, paper_widget  # noqa: E402
 from app.streamlit_ui.photo import digest, photo  # noqa: E402
 from app.streamlit_ui.resources import service  # noqa: E402
 from app.streamlit_ui.serving import CLOSED  # noqa: E402
@@ -88,9 +89,12 @@ with compare_section:
     compare_tab(photo_digest)
     dataset_section(models, typed_models, weights)
 with alternet_section:
-    alternet_tab(picture, photo_digest)
+    if drawn(alternet_section, alternet_widget):
+        alternet_tab(picture, photo_digest)
 with paper_section:
-    paper_tab(picture)
+    if drawn(paper_section, paper_widget):
+        paper_tab(picture)
 with tour_section:
-    tour_tab()
+    if tour_section.open:  # its Back and Next are buttons, which hold no value
+        tour_tab()
 linked(bool(tour_section.open))

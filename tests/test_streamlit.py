@@ -24,6 +24,7 @@ from tests.test_server_guard import patch_member, png_bytes
 SCRIPT = str(ROOT / "app" / "streamlit_app.py")
 TIMEOUT_S = 300
 MODELS = ["resnet50", "vit_tiny_patch16_224"]
+ALTERNET_TAB = "AlterNet (Section 4)"
 
 
 @pytest.fixture(autouse=True)
@@ -94,8 +95,15 @@ def test_bad_input_gives_a_readable_error_and_the_app_keeps_working():
     assert not at.error and len(at.session_state["runs"]) == 2
 
 
+def opened(tab: str) -> AppTest:
+    """The page on its tab `tab` (only the open tab is drawn)."""
+    at = AppTest.from_file(SCRIPT, default_timeout=TIMEOUT_S)
+    at.session_state["tab"] = tab
+    return at.run()
+
+
 def test_alternet_builder_keeps_step_toggles_and_text_in_step():
-    at = AppTest.from_file(SCRIPT, default_timeout=TIMEOUT_S).run()
+    at = opened(ALTERNET_TAB)
     assert at.text_input(key="spec_text").value == "s2:4,s3:2,s3:4,s3:6,s4:2,s4:4"
     at.radio(key="step").set_value(3).run()
     assert at.text_input(key="spec_text").value == "s3:6,s4:2,s4:4"
@@ -135,10 +143,11 @@ def test_streamlit_server_in_the_browser(page, streamlit_url: str, sample_photo:
     streamlit_settled(page)
     page.get_by_role("button", name="Analyze").click()
     page.get_by_text("Fourier analysis of feature maps").first.wait_for(timeout=TIMEOUT_S * 1000)
-    page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot').length >= 6", timeout=TIMEOUT_S * 1000)
+    # two spectra, Figs 8 and 9, the logit lens: only the open tab is drawn
+    page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot').length >= 5", timeout=TIMEOUT_S * 1000)
     body = page.locator("body").inner_text()
     assert "ResNet-50" in body and "ViT-S/16" in body and "Grad-CAM" in body and "Offline" in body
-    assert page.locator("[data-testid=stImage] img").count() >= 3  # two maps and the 32x32 input
+    assert page.locator("[data-testid=stImage] img").count() >= 2  # two maps
     vit = page.locator("[data-testid=stColumn]").filter(has=page.get_by_role("heading", name="ViT-S/16"))
     with page.expect_download(timeout=TIMEOUT_S * 1000) as started:  # the map's PNG, made when asked for
         vit.get_by_role("button", name=LABEL.map_png).click()
@@ -152,6 +161,8 @@ def test_streamlit_server_in_the_browser(page, streamlit_url: str, sample_photo:
     drawing = page.locator("#alternet-svg")  # Fig 11, drawn (an empty element before)
     drawing.wait_for(timeout=TIMEOUT_S * 1000)
     assert drawing.bounding_box()["width"] > 400 and drawing.locator("rect").count() > 20
+    seen = page.locator("[data-testid=stImage]").filter(has_text=LABEL.seen).locator("img")  # the 32x32 input
+    seen.wait_for(timeout=TIMEOUT_S * 1000)
     page.screenshot(path=str(output_dir / "streamlit-alternet.png"), full_page=True)
 
     # a slow map (Occlusion of ResNet-50, 8 batches) stopped after its first batch: said so, with a way to resume
@@ -206,6 +217,8 @@ def test_figure_export_gives_a_titled_png_for_download():
     at.button(key="prepare_figure").click().run()
     svg = at.session_state["exported"].data.decode()
     assert f"on {at.session_state['photo_name']}" in svg  # the slide names the photo its curves were measured on
+    at.session_state["tab"] = ALTERNET_TAB
+    at.run()
     assert at.session_state["alternet_view"].measured.startswith(f"on {at.session_state['photo_name']}, resized")
 
 
@@ -239,7 +252,7 @@ def test_a_new_analysis_starts_from_fresh_view_and_lesion_settings():
 
 
 def test_alternet_averages_stay_on_screen_and_are_what_is_exported():
-    at = AppTest.from_file(SCRIPT, default_timeout=TIMEOUT_S).run()
+    at = opened(ALTERNET_TAB)
     at.slider(key="subset_count").set_value(20).run()
     at.button(key="subset").click().run()
     assert at.session_state["alternet_view"].run.images == 20

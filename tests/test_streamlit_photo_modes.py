@@ -59,6 +59,11 @@ def test_a_photo_over_the_megapixel_limit_is_refused_in_one_line():
     data = encoded(np.zeros((6500, 8000), np.uint16), "PNG")  # 52 megapixels, 16-bit, in about 100 KB
     at = uploaded("huge.png", data)
     line = "huge.png: 8000x6500 is 52,000,000 pixels, over the limit of 50,000,000 (50 megapixels)"
-    assert not at.exception and [e.value for e in at.error] == [line, line]  # under the picker and in the AlterNet tab
+    assert not at.exception and [e.value for e in at.error] == [line]  # under the picker
+    at.session_state["tab"] = "AlterNet (Section 4)"  # only the open tab is drawn
+    at.run()
+    assert not at.exception and [e.value for e in at.error] == [line, line]  # and in the AlterNet tab
+    at.session_state["tab"] = "Compare models"
+    at.run()
     at.button(key="analyze").click().run()
     assert not at.exception and {e.value for e in at.error} == {line} and not at.session_state["runs"]

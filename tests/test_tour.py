@@ -180,7 +180,7 @@ def test_streamlit_tour_deep_link_back_and_next(monkeypatch, tmp_path):
     assert at.session_state["tour_step"] == 4 and not at.exception
     at.button(key="tour_next").click().run()
     assert at.session_state["tour_step"] == 5 and at.query_params["step"] == "alternet"
-    assert any("AlterNet (step 6)" in m.value for m in at.markdown)
+    assert any("AlterNet (step 6, MSAs at the end of stages)" in m.value for m in at.markdown)  # the tour's step 5
     at.button(key="tour_back").click().run()
     at.button(key="tour_back").click().run()
     assert at.session_state["tour_step"] == 3 and at.query_params["step"] == "variance"

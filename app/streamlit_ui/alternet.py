@@ -33,6 +33,11 @@ def tab() -> AlterNetTab:
     return AlterNetTab(lab())
 
 
+def alternet_widget(key: str) -> bool:
+    """Whether `key` is one of the tab's widgets that hold a value (step, toggles, text, subset size)."""
+    return key in ("step", "spec_text", "subset_count") or key.startswith("stage_")
+
+
 def show_builder(built: Builder) -> None:
     """Set the step, the toggles and the text to a Builder's values."""
     state.spec = state.spec_text = built.spec

@@ -15,6 +15,11 @@ from app.views.texts import LABEL
 state = st.session_state
 
 
+def paper_widget(key: str) -> bool:
+    """Whether `key` is one of the tab's widgets that hold a value (each figure's number of images)."""
+    return key.startswith("paper_") and key.endswith("_images")
+
+
 def paper_tab(picture: tuple[bytes, str]) -> None:
     """Figs 1a, 1b, 1c/4, 2b, 10a, 10b and 12b: stored results at once, Recompute per analysis."""
     paper = PaperTab(board())

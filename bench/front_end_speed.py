@@ -87,8 +87,7 @@ class Streamlit:
         self.page.locator("[data-testid=stFileChipIconSpinner]").first.wait_for(state="detached", timeout=WAIT_MS)
         self.page.locator(IDLE).wait_for(timeout=WAIT_MS)
 
-    def settled(self) -> None:
-        self.page.wait_for_timeout(100)  # the run the click asked for has started
+    def settled(self) -> None:  # called once the page shows the new result: its run has started
         self.page.locator(IDLE).wait_for(timeout=WAIT_MS)
 
     def analyzed(self, photo: Path) -> None:
@@ -100,12 +99,16 @@ class Streamlit:
         """The first column's list opened (again, where a rerun starting just then closed it): the option `method`."""
         option = self.page.get_by_role("option", name=method, exact=True)
         for _ in range(3):
+            self.page.locator(IDLE).wait_for(timeout=WAIT_MS)
             self.column().get_by_role("combobox", name=LABEL.method).click()
             try:
                 option.wait_for(timeout=10_000)
-                return option
+                self.page.wait_for_timeout(500)  # not timed: a rerun starting now would close the list
+                if option.is_visible() and self.page.locator(IDLE).count():
+                    return option
             except PlaywrightTimeout:
-                self.page.keyboard.press("Escape")
+                pass
+            self.page.keyboard.press("Escape")
         raise SystemExit(f"the list of methods did not open: no {method!r}")
 
     def drawn(self, method: str) -> None:

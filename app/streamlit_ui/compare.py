@@ -80,6 +80,7 @@ def analyze(picture: tuple[bytes, str], names: list[str], typed: str, weights: s
         state.pop("exported", None)
         state.analysis, state.analyzed = state.get("analysis", 0) + 1, asked
         state.runs, state.photo_name, state.photo_digest = page.runs, picture[1], digest(picture[0])
+        state.compare_page = ((look().log_y, look().shaded), page)  # drawn below as it is, not made again
         status.update(label=page.status, state="complete", expanded=False)
 
 

@@ -23,13 +23,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # `streamlit ru
 from app.guard import VISITOR  # noqa: E402
 from app.logs import configure as configure_logging  # noqa: E402
 from app.service import AUTO, MAX_MODELS, WEIGHT_LABELS, WEIGHT_MODES, default_models  # noqa: E402
+from app.streamlit_guard import CLOSED  # noqa: E402
 from app.streamlit_ui.alternet import alternet_tab, alternet_widget  # noqa: E402
 from app.streamlit_ui.compare import analyze, compare_tab, dataset_section  # noqa: E402
 from app.streamlit_ui.lazy import drawn  # noqa: E402
 from app.streamlit_ui.paper import paper_tab, paper_widget  # noqa: E402
 from app.streamlit_ui.photo import digest, photo  # noqa: E402
 from app.streamlit_ui.resources import service  # noqa: E402
-from app.streamlit_ui.serving import CLOSED  # noqa: E402
 from app.streamlit_ui.tour import linked, tour_tab  # noqa: E402
 from app.views import texts as text  # noqa: E402
 from app.views.texts import LABEL  # noqa: E402
@@ -39,7 +39,7 @@ st.set_page_config(page_title="ViT explorer", page_icon="🔭", layout="wide")
 state = st.session_state
 state.setdefault("runs", [])
 # whose turn this session's model work takes: its visitor (served by app/streamlit_server.py, the address behind
-# the trusted proxies only); a session seen now is not closed (app/streamlit_ui/serving.Closed)
+# the trusted proxies only); a session seen now is not closed (app/streamlit_guard.Closed)
 VISITOR.set(st.context.ip_address or "local")
 SESSION = run_context.session_id if (run_context := get_script_run_ctx()) is not None else ""
 CLOSED.seen(SESSION)

@@ -115,3 +115,34 @@ def test_front_ends_are_short_files_that_draw():
     for folder in ("app/gradio_ui", "app/streamlit_ui"):
         for path in (ROOT / folder).glob("*.py"):
             assert len(path.read_text().splitlines()) <= 300, path.name
+
+
+def mutable_globals(path: Path) -> list[str]:
+    """Module-level names bound to a mutable value made at import: a dict, list or set, or an object of a class
+    (a call of a capitalized name), which every visitor of a server process would share."""
+    found = []
+    for node in ast.parse(path.read_text()).body:
+        targets = (
+            node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        )
+        value = getattr(node, "value", None)
+        made = isinstance(value, (ast.Dict, ast.List, ast.Set, ast.DictComp, ast.ListComp, ast.SetComp)) or (
+            isinstance(value, ast.Call)
+            and isinstance(value.func, ast.Name)
+            and value.func.id[:1].isupper()
+            and value.func.id != "TypeVar"
+        )
+        found += [f"{path.name}: {ast.unparse(target)}" for target in targets if made]
+    return found
+
+
+def test_the_front_ends_keep_no_state_of_their_own_at_module_level():
+    """A page's state is the page model's (app/tabs), kept per session; a front end's module holds none. (The
+    Streamlit page script is run afresh for each page, so its names are that run's.)"""
+    files = [
+        ROOT / "app" / "gradio_app.py",
+        *(ROOT / "app").glob("gradio_ui/*.py"),
+        *(ROOT / "app").glob("streamlit_ui/*.py"),
+    ]
+    assert len(files) > 20
+    assert [name for path in files for name in mutable_globals(path)] == []

@@ -10,8 +10,8 @@ from PIL import Image
 
 from app.guard import UploadLimits, refuse
 from app.service import SAMPLES
+from app.streamlit_guard import refused_upload
 from app.streamlit_ui.resources import service
-from app.streamlit_ui.serving import refused_upload
 from app.tabs.compare import not_an_image
 from app.views import texts as text
 from app.views.texts import LABEL, literal

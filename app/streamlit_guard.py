@@ -1,4 +1,5 @@
-"""What the Streamlit server needs for a class at once, in front of and beside Streamlit's own runtime:
+"""What the Streamlit server needs for a class at once, in front of and beside Streamlit's own runtime (the server's,
+as app.guard is the Gradio server's: no page is drawn here):
 
 - `StreamlitGuard`: the Gradio app's limits on who is who and on uploads (app.guard.UploadGuard), with the
   uploads Streamlit keeps in memory as what is held, and a cap on the uploads one page session holds;
@@ -26,6 +27,8 @@ UPLOAD_ROUTE = re.compile(r"/_stcore/upload_file/([^/]+)/")
 # server.maxUploadSize (50 MB), with room for one being replaced
 SESSION_UPLOADS = int(setting("VIT_EXPLORER_SESSION_UPLOAD_MB", 160) * 2**20)
 SWEEP_S = setting("VIT_EXPLORER_SESSION_SWEEP_S", 30)
+# One record per server process, kept by the middleware and read by the pages' runs: Streamlit gives a page's
+# script no handle on its server's middleware (st.cache_resource, its shared store, warns outside a script's run).
 REFUSED: OrderedDict[str, str] = OrderedDict()  # page session: why its last upload was refused, not yet said
 REFUSALS_KEPT = 1000
 

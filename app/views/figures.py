@@ -21,12 +21,16 @@ from engine.errors import EngineError
 from engine.models.registry import get_spec
 from engine.results import ModelResult
 
-MODEL_COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd")  # the paper's ResNet blue and ViT red first
+# Okabe & Ito's colour-blind-safe palette: blue (ResNet), vermillion (ViT), bluish green (AlterNet), reddish purple,
+# the paper's blue, red and green as they stay apart under deuteranopia, protanopia and tritanopia
+# (tests/test_figure_axes.py); with a marker and a dash of its own per place, a model is told apart without colour
+MODEL_COLORS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7")
 MODEL_MARKERS = ("diamond", "circle", "square", "triangle-up")
+MODEL_DASHES = ("solid", "dash", "dot", "dashdot")
 FAMILY_PLACES = {"resnet": 0, "vit": 1, "alternet": 2}  # a family's colour and marker wherever it is drawn
 SHADES = {  # kind: (fill, legend label)
     "msa": ("rgba(128, 128, 128, 0.16)", "MSA block (gray)"),
-    "pool": ("rgba(31, 119, 180, 0.16)", "subsampling (blue)"),
+    "pool": ("rgba(86, 180, 233, 0.22)", "subsampling (blue)"),
 }
 DEPTH_SCALE = "Plasma"
 HEIGHT = 380
@@ -39,9 +43,9 @@ def model_name(result: ModelResult) -> str:
 
 
 def model_style(slot: int) -> dict:
-    """The line and markers of the model in position `slot`, the same in every figure."""
+    """The line (colour and dash) and markers of the model in position `slot`, the same in every figure."""
     return {
-        "line": {"color": MODEL_COLORS[slot % len(MODEL_COLORS)], "width": 2},
+        "line": {"color": MODEL_COLORS[slot % len(MODEL_COLORS)], "width": 2, "dash": MODEL_DASHES[slot % 4]},
         "marker": {"symbol": MODEL_MARKERS[slot % len(MODEL_MARKERS)], "size": 7},
     }
 
@@ -61,8 +65,9 @@ def model_places(results: list[ModelResult]) -> list[int]:
 
 
 def places_of(families: list[str | None]) -> list[int]:
-    """By family (a ResNet blue, a ViT red, an AlterNet green, as in the paper), so that a model keeps its colour
-    whatever its position; a second model of a family, or another family, takes the first place still free."""
+    """By family (a ResNet blue, a ViT vermillion, an AlterNet bluish green: the paper's blue, red and green), so
+    that a model keeps its colour whatever its position; a second model of a family, or another family, takes the
+    first place still free."""
     places: list[int] = []
     for family in families:
         wanted = FAMILY_PLACES.get(family)

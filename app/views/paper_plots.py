@@ -22,10 +22,11 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from app.views.figures import MODEL_COLORS, MODEL_MARKERS, SHADES, family_named, layout, places_of, spans
+from app.views.figures import MODEL_COLORS, MODEL_DASHES, MODEL_MARKERS, SHADES, family_named, layout, places_of, spans
 
-COLORS = (*MODEL_COLORS, "#ff7f0e", "#8c564b", "#e377c2", "#17becf")  # the whole family fits in Fig 12b
+COLORS = (*MODEL_COLORS, "#E69F00", "#56B4E9", "#000000", "#6E6E6E")  # Okabe-Ito's others: Fig 12b's whole family
 MARKERS = (*MODEL_MARKERS, "cross", "star", "hexagon", "x")
+DASHES = (*MODEL_DASHES, "longdash", "longdashdot", "solid", "dash")
 
 PI_TICKS = {"tickvals": np.linspace(0, 1, 6).tolist(), "ticktext": [f"{v:.1f}π" for v in np.linspace(0, 1, 6)]}
 LOSS = "NLL + ℓ2"
@@ -40,14 +41,15 @@ def _name(label: str, data: dict) -> str:
 def _style(slot: int) -> dict:
     """The line and marker of the model in `slot`, as app.figures draws it."""
     return {
-        "line": {"color": COLORS[slot % len(COLORS)], "width": 2},
+        "line": {"color": COLORS[slot % len(COLORS)], "width": 2, "dash": DASHES[slot % len(DASHES)]},
         "marker": {"symbol": MARKERS[slot % len(MARKERS)], "size": 7},
     }
 
 
 def _places(results: dict[str, dict]) -> list[int]:
-    """Each model's colour and marker: by family as in the other tabs' figures (a ResNet blue, a ViT red, an
-    AlterNet green) where each family appears once; in order where one appears several times (Fig 12b's steps)."""
+    """Each model's colour and marker: by family as in the other tabs' figures (a ResNet blue, a ViT vermillion, an
+    AlterNet bluish green) where each family appears once; in order where one appears several times (Fig 12b's
+    steps)."""
     families = [family_named(data.get("model")) for data in results.values()]
     if None in families or len(set(families)) < len(families):
         return list(range(len(families)))

@@ -4,6 +4,7 @@ walk through the whole tour in a real browser with a screenshot per step."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import zipfile
@@ -17,11 +18,13 @@ from streamlit.testing.v1 import AppTest
 from app.service import OFFLINE_MODELS, Service
 from app.tabs.compare import CompareTab, Look
 from app.tabs.tour import KEYS, TourTab, index_of
-from app.views.evidence import Verdict, better_verdict, distance_verdict, unit_verdict
+from app.views.evidence import Verdict, better_verdict, distance_verdict, headline, unit_verdict
 from app.views.texts import TOUR_INTACT
 from app.views.tour import LABEL_PX, buildup_figure, distance_figure, labelled_row
 from engine.models.registry import get_spec
 from engine.paper.buildup import alternet_verdict
+from engine.paper.claims import FAILS, HOLDS, NO_DIFFERENCE, NOT_TESTED
+from engine.paper.claims import Verdict as Claim
 from engine.paper.findings import STORE, outdated
 from engine.results import AttentionLayer, AttentionResult
 from tests.conftest import ROOT, streamlit_settled, streamlit_upload
@@ -46,6 +49,32 @@ def test_unit_verdicts_follow_the_counts():
         and "Does not hold here" in unit_verdict([fails], "high_freq").text
     )
     assert unit_verdict([holds, fails], "variance").holds is False  # every model must show it
+
+
+def test_a_claim_whose_parts_disagree_says_which_part_holds():
+    """Fig 8 on a model whose MSAs lower the high frequencies and whose MLPs lower them too: the headline says that
+    half the claim holds and names each part, never "does not hold" over a part that holds."""
+    half = result(KINDS, [1, 2, 3, 4, 5, 6, 7], [0, -1, -2, -3, -4, -5, -6])
+    shown = unit_verdict([half], "high_freq")
+    head = shown.text.split("\n")[0]
+    assert head.startswith("◐ **Half holds here**: MSAs are low-pass filters ✅, Convs are high-pass filters ❌")
+    assert shown.holds is False and "Does not hold here" not in shown.text
+
+
+@pytest.mark.parametrize("outcomes", list(itertools.product([HOLDS, FAILS, NO_DIFFERENCE, NOT_TESTED], repeat=2)))
+def test_every_headline_agrees_with_each_of_its_parts(outcomes):
+    """Over every pair of part outcomes: the headline holds only where every tested part holds, and where a part
+    holds and another fails it names both with their marks."""
+    parts = [Claim(f"part {i}", "Fig 8", "", "", "", o, "") for i, o in enumerate(outcomes)]
+    holds, head = headline(parts)
+    tested = [o for o in outcomes if o != NOT_TESTED]
+    assert holds is (True if tested and set(tested) == {HOLDS} else None if FAILS not in tested else False)
+    if HOLDS in tested and FAILS in tested:
+        assert all(
+            f"part {i} {'✅' if o == HOLDS else '❌'}" in head for i, o in enumerate(outcomes) if o in (HOLDS, FAILS)
+        )
+    else:
+        assert "✅" in head if holds else "✅" not in head
 
 
 def test_distance_and_comparison_verdicts_follow_the_numbers():

@@ -117,6 +117,24 @@ def _head(holds: bool | None) -> str:
     return {True: "✅ **Holds here**", False: "❌ **Does not hold here**", None: "**Here**"}[holds]
 
 
+def headline(parts: list[claims.Verdict]) -> tuple[bool | None, str]:
+    """Whether a claim made of `parts` holds here, and a headline that agrees with each part: where some parts
+    hold and others do not, it says so and names them ("Half holds here: MSAs are low-pass filters ✅, Convs are
+    high-pass filters ❌"), so that a class never reads "does not hold" over a part that holds."""
+    tested = [v for v in parts if v.outcome != claims.NOT_TESTED]
+    outcomes = {v.outcome for v in tested}
+    if claims.FAILS in outcomes and claims.HOLDS in outcomes:
+        marks = {claims.HOLDS: "✅", claims.FAILS: "❌", claims.NO_DIFFERENCE: "➖"}
+        named = ", ".join(f"{v.claim} {marks[v.outcome]}" for v in tested)
+        share = "Half holds" if len(tested) == 2 else "Holds in part"
+        return False, f"◐ **{share} here**: {named}"
+    if claims.FAILS in outcomes:
+        return False, _head(False)
+    if claims.NO_DIFFERENCE in outcomes:
+        return None, "➖ **No difference detected here**"
+    return (True, _head(True)) if outcomes else (None, _head(None))
+
+
 def _said(holds: bool | None, reasons: list[str]) -> Verdict:
     head = _head(holds)
     return Verdict(holds, f"{head}: {'; '.join(reasons)}." if reasons else f"{head}.")
@@ -171,10 +189,9 @@ def unit_verdict(results: list[ModelResult], value: str) -> Verdict:
     found = [claims.unit_verdict(models, value, which) for which in ("msa", "others")]
     if all(v.outcome == claims.NOT_TESTED and not v.apart for v in found):
         return _said(None, [])
-    tested = [v for v in found if v.outcome != claims.NOT_TESTED]
-    holds = all(v.holds for v in tested) if tested else None
+    holds, head = headline(found)
     body = "\n\n".join(v.markdown() for v in found)
-    return Verdict(holds, f"{_head(holds)}:\n\n{body}{stored_spread(results, value)}")
+    return Verdict(holds, f"{head}:\n\n{body}{stored_spread(results, value)}")
 
 
 def distance_verdict(results: list[ModelResult]) -> Verdict:
@@ -206,14 +223,9 @@ def lens_verdict(results: list[ModelResult], lenses: list[LogitLensResult | None
 
 
 def verdict_of(verdicts: list[claims.Verdict], note: str = "") -> Verdict:
-    """Engine verdicts as one shown verdict: holds where every tested one holds, with each one's paper, here and
-    verdict lines (and `note` after them)."""
-    outcomes = {v.outcome for v in verdicts} - {claims.NOT_TESTED}
-    if claims.FAILS in outcomes:
-        holds = False
-    else:
-        holds = None if not outcomes or claims.NO_DIFFERENCE in outcomes else True
-    head = "➖ **No difference detected here**" if holds is None and outcomes else _head(holds)
+    """Engine verdicts as one shown verdict: holds where every tested one holds, headed as `headline` says (a claim
+    that holds in part says which part), with each one's paper, here and verdict lines (and `note` after them)."""
+    holds, head = headline(verdicts)
     return Verdict(holds, f"{head}:\n\n" + "\n\n".join(v.markdown() for v in verdicts) + note)
 
 

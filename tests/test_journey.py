@@ -498,6 +498,9 @@ def analyze_two(front: Front, photo: Path) -> None:
     assert "random weights" in front.heading(0) + front.column(0).inner_text()
     assert "trained here" in front.column(1).inner_text()
     front.seen["first methods"] = (front.method(0), front.method(1))
+    known = re.compile("^This model knows only")  # beside a CIFAR model's top-5: which ten, and any photo gets one
+    front.seen["ten classes"] = words(front.column(1).get_by_text(known).inner_text())
+    assert ", ".join(CIFAR) in front.seen["ten classes"] and front.column(0).get_by_text(known).count() == 0
     front.seen["map above its controls"] = [front.map_above_controls(i) for i in range(2)]
     assert all(front.seen["map above its controls"]), "each map sits above its controls, lined up across columns"
     said = re.search(r"Analyzed .*? in [\d.]+ s\.", front.status())

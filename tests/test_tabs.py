@@ -18,7 +18,7 @@ from app.service import Service
 from app.tabs import Download, Problem
 from app.tabs.alternet import PAPER_STEP, STEPS, AlterNetTab
 from app.tabs.column_maps import StoppedMaps
-from app.tabs.compare import CompareTab, Look, restarted
+from app.tabs.compare import CompareTab, Look, known_classes, restarted
 from app.tabs.dataset import DatasetTab
 from app.tabs.paper import PaperTab
 from app.views.attention import ViewOptions
@@ -42,6 +42,11 @@ def test_compare_analyzes_redraws_lesions_and_exports(service: Service, sample_p
     direct = engine.Analyzer(service.load("vit_cifar", "random")).attribute([Image.open(sample_photo).convert("RGB")])
     assert list(vit.top5.values()) == [p.probability for p in direct.predictions[0]]  # the engine's own numbers
     assert vit.layers == 8 and vit.rollout and resnet.layers == 0 and "Grad-CAM" in resnet.caption
+    assert (
+        "knows only 10 classes (airplane, automobile, bird, cat, deer, dog, frog, horse, ship, truck)"
+        in vit.known_classes
+    )
+    assert "anything else still gets one of them" in vit.known_classes and known_classes("resnet50") == ""
     assert vit.image.shape[2] == 3 and ("Fig 9: feature-map variance", "fig9-variance") in page.figure_choices
     assert (
         "ViT/4 (CIFAR, 1.6 M params) (random weights" in page.variance_here

@@ -24,6 +24,7 @@ class Slot:
     column: gr.Column
     header: gr.Markdown
     predictions: gr.Label
+    known_classes: gr.Markdown  # which classes a model with few knows
     view: gr.Image
     caption: gr.Markdown
     controls: gr.Group
@@ -50,6 +51,7 @@ class Slot:
             self.column,
             self.header,
             self.predictions,
+            self.known_classes,
             self.view,
             self.caption,
             self.controls,
@@ -72,6 +74,7 @@ class Slot:
             self.column: gr.Column(visible=True),
             self.header: column.title,
             self.predictions: gr.Label(column.top5, label=column.top5_title, show_heading=not column.random),
+            self.known_classes: gr.Markdown(column.known_classes, visible=bool(column.known_classes)),
             self.view: gr.Image(column.image, label=column.map_title),
             self.caption: with_distance(column.caption, column.distance),
             self.controls: gr.Group(visible=column.layers > 0),
@@ -94,6 +97,7 @@ def compare_column(i: int) -> list:
     with gr.Column(visible=False, min_width=260, elem_id=f"model-{i}") as column:
         header = gr.Markdown()
         predictions = gr.Label(num_top_classes=5, label="Top-5 predictions")
+        known_classes = gr.Markdown(visible=False, elem_classes="note", elem_id=f"known-classes-{i}")
         view = gr.Image(
             label="Where it looks",
             interactive=False,
@@ -120,6 +124,7 @@ def compare_column(i: int) -> list:
         column,
         header,
         predictions,
+        known_classes,
         view,
         caption,
         controls,

@@ -6,7 +6,7 @@ from app.gradio_ui.photo import PREVIEW_CSS
 
 CSS = (
     """#banner, #alternet-banner {background: #fff4e5; border-left: 4px solid #f59e0b; padding: 8px 12px}
-.caption {font-size: 0.85em}
+.caption, .note {font-size: 0.85em}
 #alternet-steps table {display: block; overflow-x: auto}
 #alternet-steps td:last-child {white-space: nowrap}
 .problem-box {background: #fdecec; color: #7d1f26; border-radius: 8px; padding: 12px 16px}

@@ -172,6 +172,8 @@ def model_column(i: int, column: Column) -> None:
     st.caption(column.top5_title)
     for label, probability in column.top5.items():
         st.progress(probability, label if column.random else f"{label}: {100 * probability:.1f}%")
+    if column.known_classes:
+        st.caption(column.known_classes)
     where_it_looks(i, column)
     if column.distance:
         st.caption(column.distance)

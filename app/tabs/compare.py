@@ -22,7 +22,8 @@ from app.views import evidence, figures
 from app.views import texts as text
 from app.views.attention import ATTENTION, LENS, MEAN, ViewOptions, attention_layers, head_choices, lens_units, render
 from engine.analyses.attributions import METHODS
-from engine.errors import shown
+from engine.errors import EngineError, shown
+from engine.models.registry import get_spec
 from engine.results import ModelResult
 
 LOOKS_KEPT_S = 3600  # a run's latest restyle is kept this long (a map computed meanwhile is drawn in it)
@@ -68,6 +69,7 @@ class Column:
     top5: dict[str, float]  # label -> probability; with random weights each label carries its probability
     top5_title: str
     map_title: str
+    known_classes: str  # under the top-5 of a model with few classes: which, and that any photo gets one of them
     image: np.ndarray  # where it looks, over the image as the model saw it
     caption: str
     layers: int  # attention layers (0: no layer and head controls)
@@ -123,6 +125,16 @@ class Page:
     lens_here: str  # Markdown: from which block each model's answer is its head's top-1
     figure_choices: list[tuple[str, str]] = field(default_factory=list)  # (title, name) of exportable figures
     status: str = ""
+
+
+def known_classes(name: str) -> str:
+    """The line under the top-5 of a model that knows few classes (CIFAR-10's ten), naming them; "" for ImageNet's
+    thousand or a model the registry cannot name."""
+    try:
+        labels = get_spec(name).labels()
+    except (EngineError, ValueError):
+        return ""
+    return text.KNOWN_CLASSES.format(count=len(labels), names=", ".join(labels)) if len(labels) <= 100 else ""
 
 
 def top5(result: ModelResult) -> dict[str, float]:
@@ -208,6 +220,7 @@ class CompareTab:
             random=result.random_weights,
             top5=top5(result),
             top5_title=f"Top-5 predictions{suffix}",
+            known_classes=known_classes(result.name),
             map_title=f"Where it looks{suffix}",
             image=image,
             caption=caption,

@@ -23,7 +23,8 @@ OFFLINE = """**Offline:** the Hugging Face hub cannot be reached, so ImageNet we
 The ImageNet models run with **seeded random weights**, labelled as such on every panel: their
 predictions are meaningless and their measurements show the architecture alone. The CIFAR-10 models
 (AlterNet, PreAct ResNet, CIFAR ViT) run with the checkpoints trained for this app, which are bundled,
-so **they are the ones checked to start with**: their predictions (CIFAR-10's ten classes) mean something."""
+so **they are the ones checked to start with**. They know only CIFAR-10's ten classes (airplane, automobile,
+bird, cat, deer, dog, frog, horse, ship, truck): a photo of anything else still gets one of the ten."""
 
 WEIGHTS = (
     "Trained where available: ImageNet weights from the hub when online; CIFAR-10 models always "
@@ -35,6 +36,10 @@ ANY_TIMM = (
     "ConvNeXt, Swin, PiT, CoAtNet, MaxViT or MobileViT, split into blocks from their own structure."
 )
 
+KNOWN_CLASSES = (
+    "This model knows only {count} classes ({names}): a photo of anything else still gets one of them, so its top-5 "
+    "says which of these it looks most like, not what the photo shows."
+)
 RANDOM_BADGE = "⚠️ **random weights** (seed {seed}): predictions and maps are not meaningful"
 RANDOM_PRINT = (
     "⚠ Random weights: these predictions and this map are not meaningful; the curves show the architecture alone."

@@ -4,9 +4,12 @@ same images."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 import engine
+from app.views.evidence import spread_line
 from engine.paper.claims import Evidence
 from engine.paper.unit_spread import UnitSpread, measure, spread, stored
 
@@ -59,3 +62,15 @@ def test_the_store_holds_every_trained_member():
     assert set(spreads) == {f"step{n}" for n in range(7)} | {"vit"}
     assert all(s.images == 1000 and not s.weights.startswith("random") for s in spreads.values())
     assert spreads["step0"].msa_lower_variance.units == 0 and spreads["step6"].msa_lower_variance.units == 6
+
+
+def test_the_app_never_prints_a_range_whose_ends_are_equal():
+    """Two MLPs raising the variance on every image: 'each on 100% of the images', not '100-100%'; two MSAs whose
+    shares differ read as a range in words."""
+    images, kinds = 100, ["embed", "msa", "mlp", "msa", "mlp"]
+    variance = np.ones((5, images))
+    variance[1], variance[2], variance[4] = 0.5, 2.0, 5.0  # the first MSA lowers it, both MLPs raise it, everywhere
+    variance[3] = np.where(np.arange(images) < 70, 1.0, 4.0)  # the second MSA lowers it on 70 of 100 images
+    line = spread_line(spread("toy", "trained", [f"b{i}" for i in range(5)], kinds, variance, -variance), "variance")
+    assert "each on 70% to 100% of the images" in line and "raise it in 2 of 2" in line, line
+    assert "each on 100% of the images" in line and not re.search(r"(\d+)%?-\1%", line), line

@@ -148,7 +148,7 @@ def _stored_spreads() -> dict[str, unit_spread.UnitSpread]:
 
 def spread_line(spread: unit_spread.UnitSpread, value: str) -> str:
     """'over the 1000 bundled test images: MSA units lower it in 0 of 6 (in every resample of the images), each on
-    0-3% of the images; Conv/MLP units raise it in 8 of 8 (...), each on 91-100%'."""
+    0% to 3% of the images; Conv/MLP units raise it in 8 of 8 (...), each on 100% of the images'."""
     parts = []
     for kinds, lower, name, verb in ((claims.MSA, True, "MSA", "lower"), (claims.OTHERS, False, "Conv/MLP", "raise")):
         measure = "variance" if value == "variance" else "high_frequency"
@@ -156,7 +156,8 @@ def spread_line(spread: unit_spread.UnitSpread, value: str) -> str:
         count = getattr(spread, attribute)
         if count.units:
             shares = spread.shares(kinds, value, lower)
-            each = f"{100 * min(shares):.0f}-{100 * max(shares):.0f}%" if len(shares) > 1 else f"{100 * shares[0]:.0f}%"
+            low, high = f"{100 * min(shares):.0f}%", f"{100 * max(shares):.0f}%"
+            each = low if low == high else f"{low} to {high}"  # never a range whose ends are equal ("100-100%")
             parts.append(f"{name} units {verb} it in {count.spread()}, each on {each} of the images")
     return f"over the {spread.images:,} bundled test images: {'; '.join(parts)}"
 

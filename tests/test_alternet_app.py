@@ -103,7 +103,7 @@ def test_a_lesion_changes_the_results_and_clearing_it_restores_them_bit_for_bit(
     client.predict(layer=3, head="2", api_name="/view_1")
     vit_lesioned = client.predict([1, 4], api_name="/lesion_1")  # an msa and an mlp unit of ViT-Ti
     assert "blocks.0.msa and blocks.1.mlp switched off" in vit_lesioned[0]
-    caption = vit_lesioned[3]  # the lesioned model's map, as it was chosen: layer 3, head 2
+    caption = vit_lesioned[4]  # heading, top-5, known classes, map, its caption: as it was chosen, layer 3, head 2
     assert "layer 3/12" in caption and "head 2/3" in caption, caption
     with pytest.raises(AppError, match="4 .* is not in the list of choices"):  # a subsampling block
         client.predict([4], api_name="/lesion_0")

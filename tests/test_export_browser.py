@@ -87,6 +87,7 @@ def test_a_browser_that_does_not_start_is_an_error_not_a_wait(monkeypatch, tmp_p
     assert subprocess.run(["pgrep", "-f", str(broken)], capture_output=True).returncode == 1, "the browser was left"
     monkeypatch.delenv("BROWSER_PATH")
     monkeypatch.setenv("BROWSER_PATH", browser_path())
+    exports.start_s = 60.0  # a real Chromium on a loaded 2-core machine can take longer than 3 s to open
     with exports.open() as browser:  # the next export starts a working browser
         assert browser.image(titled_figure("after"), "svg", 400, 300, 1).startswith(b"<svg")
 

@@ -30,10 +30,10 @@ from engine.paper.findings import (
     PAPER_FIGURES,
     STORE,
     compute,
-    measured_with,
     member_label,
     members,
     outdated,
+    shown_weights,
 )
 from engine.paper.verdicts import figure_verdicts
 
@@ -143,7 +143,7 @@ def caption(name: str, section: dict | None, recomputed: bool = False) -> str:
     headline = PAPER_FIGURES[name].headline
     lines = [f"- **{run['label']}**: {headline(run['result'])}" for run in section["models"].values()]
     if name == "trajectory":
-        runs = "; ".join(f"{run['label']}: {run['weights']}" for run in section["models"].values())
+        runs = "; ".join(f"{run['label']}: {shown_weights(key, run)}" for key, run in section["models"].items())
         notes = [f"\nWeights at {section['options']['points']} moments of training. {runs}."]
     else:
         split = "test" if section["split"] == "test" else "training"
@@ -191,7 +191,7 @@ def for_slides(sections: dict[str, dict | None]) -> dict[str, go.Figure]:
     out = {}
     for name in ORDER:
         section = sections.get(name)
-        runs = [(run["label"], measured_with(run)) for run in (section or {}).get("models", {}).values()]
+        runs = [(run["label"], shown_weights(key, run)) for key, run in (section or {}).get("models", {}).items()]
         for i, figure in enumerate(figures(name, section)):
             weights = weights_line(runs[i : i + 1] if FIGURES[name].per_run else runs)
             out[f"paper-{name}{f'-{i}' if panels(name) > 1 else ''}"] = export.titled(figure, weights)

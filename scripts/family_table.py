@@ -1,6 +1,7 @@
-"""The tables of the bundled CIFAR-10 family from the checkpoints' sidecars, with every bundled seed of a build-up
-step (`<stem>-seed<N>`, engine.paper.buildup) where there are more than one: the full one for docs/training.md (printed
-here) and the README's short one (`readme_table`, written by scripts/claims_table.py --write).
+"""The tables of the bundled CIFAR-10 family: each member's test accuracy from engine.models.member_accuracy (the
+mean over its bundled seeds, `<stem>-seed<N>`, where there are several: the one number the app shows), and the rest
+from its seed-0 checkpoint's sidecar; the full one for docs/training.md (printed here) and the README's short one
+(`readme_table`, written by scripts/claims_table.py --write).
 
 python scripts/family_table.py
 """
@@ -17,18 +18,12 @@ from train_family import ORDER, family  # noqa: E402
 from engine.models.checkpoint import read_meta  # noqa: E402
 from engine.models.cifar_family import CHECKPOINTS  # noqa: E402
 from engine.models.cost import params_and_flops  # noqa: E402
+from engine.models.member_accuracy import member_accuracy  # noqa: E402
 from engine.models.registry import load_checkpoint  # noqa: E402
-from engine.paper.buildup import runs_of, seeds_text  # noqa: E402
 
 
 def percent(value: float | None) -> str:
     return "-" if value is None else f"{100 * value:.1f}%"
-
-
-def seeds(name: str) -> str:
-    """'1' for one bundled run; '3: 87.8% (87.7, 88.0, 87.6 over seeds 0, 1, 2)' for several."""
-    runs = runs_of(int(name[4:])) if name.startswith("step") else []
-    return f"{len(runs)}: {seeds_text(runs)}" if len(runs) > 1 else "1"
 
 
 def readme_table() -> str:
@@ -41,8 +36,7 @@ def readme_table() -> str:
         if not (CHECKPOINTS / f"{stem}.json").is_file():
             continue
         meta = read_meta(CHECKPOINTS / f"{stem}.safetensors")
-        runs = runs_of(int(name[4:])) if name.startswith("step") else []
-        accuracy = seeds_text(runs) if runs else f"{100 * meta.test_accuracy:.1f}%"
+        accuracy = member_accuracy(CHECKPOINTS / f"{stem}.safetensors").detailed()
         if name == "vit":
             label = "ViT (CIFAR)"
         elif name == "step0":
@@ -56,10 +50,10 @@ def readme_table() -> str:
 
 def main() -> None:
     print(
-        "| model | MSA blocks | params | GFLOPs | epochs | test acc. | flip TTA | raw weights | test NLL "
-        "| subset acc. | training img/s* | minutes | seeds (test acc.) |"
+        "| model | MSA blocks | params | GFLOPs | epochs | test acc. | seed 0: flip TTA | raw weights | test NLL "
+        "| subset acc. | training img/s* | minutes |"
     )
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     members = family()
     for name in sorted(ORDER, key=lambda n: (n == "vit", n)):  # step0 .. step6, then the ViT
         stem = members[name][1]
@@ -72,9 +66,9 @@ def main() -> None:
         label = f"{name}: {meta.architecture}" if name.startswith("step") else meta.architecture
         print(
             f"| {label} | `{msa}` | {params / 1e6:.2f} M | {flops / 1e9:.3f} | {meta.epochs:g} | "
-            f"{100 * meta.test_accuracy:.1f}% | {percent(meta.test_accuracy_flip)} | "
+            f"{member_accuracy(CHECKPOINTS / stem).short()} | {percent(meta.test_accuracy_flip)} | "
             f"{percent(meta.raw_test_accuracy)} | {meta.test_nll:.3f} | {100 * meta.subset_accuracy:.1f}% | "
-            f"{meta.images_per_s:.0f} | {meta.minutes:.0f} | {seeds(name)} |"
+            f"{meta.images_per_s:.0f} | {meta.minutes:.0f} |"
         )
 
 

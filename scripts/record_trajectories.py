@@ -20,6 +20,7 @@ from train_family import family  # noqa: E402
 
 from engine.models.checkpoint import read_meta  # noqa: E402
 from engine.models.cifar_family import CHECKPOINTS  # noqa: E402
+from engine.models.member_accuracy import trained_summary  # noqa: E402
 from engine.paper.findings import FIGURE_MEMBERS, STORE, member_label  # noqa: E402
 
 POINTS = 20
@@ -33,7 +34,8 @@ def record(key: str) -> dict:
         return {
             "label": member_label(key),
             "model": bundled.architecture,
-            "weights": bundled.summary(),
+            "weights": trained_summary(CHECKPOINTS / f"{stem}.json"),
+            "checkpoint": bundled.identity(),
             "random_weights": False,
             "command": "recorded by the bundled checkpoint's own training",
             "result": bundled.trajectory,

@@ -33,8 +33,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from engine.models.checkpoint import read_meta  # noqa: E402
 from engine.models.cifar_family import CHECKPOINTS, checkpoint_stem  # noqa: E402
+from engine.models.member_accuracy import trained_summary  # noqa: E402
 from engine.models.placement import PAPER_DEPTHS, buildup_sequence  # noqa: E402
 
 EPOCHS = 40  # the default; `--epochs N` trains (and names) the recipes for N epochs (the first family: 15)
@@ -111,7 +111,7 @@ def standing(name: str, stem: str, epochs: int) -> str:
     if run.with_suffix(".state.pt").is_file() and run.with_suffix(".json").is_file():
         status = f"resumable at epoch {json.loads(run.with_suffix('.json').read_text()).get('epochs', 0):g}"
     if bundled.is_file():
-        status += f" (bundled meanwhile: {read_meta(bundled).summary().removeprefix('trained here: ')})"
+        status += f" (bundled meanwhile: {trained_summary(bundled).removeprefix('trained here: ')})"
     return status
 
 

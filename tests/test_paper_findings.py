@@ -70,14 +70,20 @@ def test_a_stored_result_is_what_the_engine_computes_now_or_the_tab_says_it_is_o
 
 def test_a_result_measured_with_replaced_weights_is_flagged_and_a_random_one_is_not():
     section = copy.deepcopy(stored()["findings"]["hessian"])
-    section["models"]["step6"]["weights"] = "trained here: 2 epochs, 58.0% CIFAR-10 test accuracy (a.safetensors)"
+    section["models"]["step6"] |= {
+        "weights": "trained here: 2 epochs, 58.0% CIFAR-10 test accuracy (a.safetensors)",
+        "checkpoint": "2 epochs, finished 2026-11-01T00:00:00+00:00",
+    }
     section["models"]["vit"] |= {"weights": "random weights (seed 0)", "random_weights": True}
     assert "AlterNet step 6" in outdated(section) and "ViT" not in outdated(section)
     text = caption("hessian", section)
     assert "AlterNet step 6 measured at 2 epochs, 58.0% CIFAR-10 test accuracy, bundled now: " in text
     assert "press **Recompute**" in text and "ViT measured" not in text
     trajectory = copy.deepcopy(stored()["findings"]["trajectory"])
-    trajectory["models"]["step0"]["weights"] = "trained here: 2 epochs, 59.1% CIFAR-10 test accuracy"
+    trajectory["models"]["step0"] |= {
+        "weights": "trained here: 2 epochs, 59.1% CIFAR-10 test accuracy",
+        "checkpoint": "2 epochs, finished 2026-11-01T00:00:00+00:00",
+    }
     assert "scripts/record_trajectories.py` stores the new checkpoints' trajectories" in caption(
         "trajectory", trajectory
     )

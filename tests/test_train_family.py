@@ -4,6 +4,7 @@ import json
 import sys
 
 from engine.models.cifar_family import CHECKPOINTS
+from engine.models.member_accuracy import member_accuracy
 from tests.conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -15,7 +16,9 @@ def test_standing_follows_the_bundled_sidecar_and_the_state_outside_the_work_tre
     stem = family()["step6"][1]
     bundled = json.loads((CHECKPOINTS / f"{stem}.json").read_text())
     epochs = int(bundled["epochs"])
-    meanwhile = f"(bundled meanwhile: {epochs} epochs, {100 * bundled['test_accuracy']:.1f}% CIFAR-10 test accuracy)"
+    accuracy = member_accuracy(CHECKPOINTS / stem)
+    seeds = f", mean of {len(accuracy.runs)} seeds" if len(accuracy.runs) > 1 else ""
+    meanwhile = f"(bundled meanwhile: {epochs} epochs, {100 * accuracy.mean:.1f}% CIFAR-10 test accuracy{seeds})"
     if bundled["recipe"].get("name") == recipe_of("step6", epochs):
         assert standing("step6", stem, epochs) == "finished"
     longer = epochs + 25

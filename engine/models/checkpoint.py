@@ -43,12 +43,10 @@ class CheckpointMeta:
     date: str = ""
     commit: str | None = None
 
-    def summary(self) -> str:
-        """One line for labels: 'trained here: 2 epochs, 61.3% CIFAR-10 test accuracy'."""
-        epochs = f"{self.epochs:g} epoch{'s' if self.epochs != 1 else ''}"
-        data = "CIFAR-10" if self.data.startswith("CIFAR-10") else (self.data or "its")
-        accuracy = "" if self.test_accuracy is None else f", {100 * self.test_accuracy:.1f}% {data} test accuracy"
-        return f"trained here: {epochs}{accuracy}"
+    def identity(self) -> str:
+        """What tells this training run's checkpoint from a retrained one ('40 epochs, finished
+        2026-11-25T09:08:53+00:00'): stored beside each measurement made with it, to see when it was replaced."""
+        return f"{self.epochs:g} epochs, finished {self.date}"
 
 
 def paths(path: str | Path) -> tuple[Path, Path]:

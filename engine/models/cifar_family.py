@@ -17,6 +17,7 @@ from . import blocks as B
 from .alternet import AlterNet, alternet_blocks
 from .cifar_vit import DEFAULTS as VIT_DEFAULTS
 from .cifar_vit import vit_cifar
+from .member_accuracy import trained_summary
 from .placement import PAPER_DEPTHS, Placement, buildup_sequence, parse
 from .registry import ASSETS, ModelSpec, Transform, get_spec, load_checkpoint, register_model
 from .weights_choice import Weights
@@ -126,8 +127,8 @@ def bundled(stem: str, what: str) -> tuple[nn.Module, str]:
             f"no trained checkpoint is bundled for {what} (looked for assets/checkpoints/{path.name}); "
             "use weights 'random', a checkpoint path, or train one with `python -m engine.training.train`"
         )
-    module, meta = load_checkpoint(path)
-    return module, f"{meta.summary()} ({path.name})"
+    module, _ = load_checkpoint(path)
+    return module, f"{trained_summary(path)} ({path.name})"
 
 
 def pretrained_alternet(

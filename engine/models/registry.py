@@ -21,6 +21,7 @@ from ..errors import CheckpointError, UnknownModelError, WeightsUnavailableError
 from . import blocks as B
 from .checkpoint import CheckpointMeta, read_meta
 from .checkpoint import paths as checkpoint_paths
+from .member_accuracy import trained_summary
 from .timm_blocks import (
     FAMILIES,
     AttentionKind,
@@ -214,7 +215,7 @@ def _from_checkpoint(spec: ModelSpec, path: Path, seed: int, options: dict) -> t
     rebuilt, meta = load_checkpoint(path)
     if meta.architecture != spec.name:
         raise CheckpointError(f"checkpoint {Path(path).name} is a {meta.architecture}, not a {spec.name}")
-    return rebuilt, f"{meta.summary()} ({Path(path).name})"
+    return rebuilt, f"{trained_summary(path)} ({Path(path).name})"
 
 
 def _timm_spec(

@@ -9,43 +9,13 @@ images, and the verdict on "AlterNet beats the CNN", decided on the seeds where 
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
-
-import numpy as np
-
-from ..models import correctness
-from ..models.checkpoint import read_meta
-from ..models.cifar_family import CHECKPOINTS, bundled_path
+from ..models.cifar_family import bundled_path
+from ..models.member_accuracy import Run, runs_at, seeds_text
 from ..models.placement import PAPER_DEPTHS, buildup_sequence
 from .claims import FAILS, HOLDS, NO_DIFFERENCE, NOT_TESTED, Verdict
 from .paired import PairedDifference, SeedDifference, over_seeds, paired
 
 LAST = len(buildup_sequence(PAPER_DEPTHS)) - 1  # step 6: the paper's AlterNet
-
-
-@dataclass(frozen=True)
-class Run:
-    """One bundled training run of a member: its seed, accuracy on the test split (from its per-image bits
-    where stored, else its sidecar) and the bits."""
-
-    seed: int
-    stem: str
-    epochs: float
-    accuracy: float
-    correct: np.ndarray | None  # bool per test image, None where not scored yet
-
-
-def _run(path, seed: int) -> Run | None:
-    meta = read_meta(path)
-    try:
-        scored = correctness.load(path)
-    except Exception:  # not scored yet: the sidecar's accuracy, and no paired test
-        scored = None
-    if scored is None and meta.test_accuracy is None:
-        return None
-    accuracy = scored.accuracy if scored is not None else meta.test_accuracy
-    return Run(seed, path.stem, meta.epochs, accuracy, None if scored is None else scored.correct)
 
 
 def runs_of(step: int) -> list[Run]:
@@ -54,14 +24,7 @@ def runs_of(step: int) -> list[Run]:
         ("preact_resnet", {}) if step == 0 else ("alternet", {"msa": str(buildup_sequence(PAPER_DEPTHS)[step])})
     )
     first = bundled_path(name, options)
-    if first is None:
-        return []
-    found = [(0, first)] + sorted(
-        (int(m.group(1)), path)
-        for path in CHECKPOINTS.glob(f"{first.stem}-seed*.safetensors")
-        if (m := re.fullmatch(re.escape(first.stem) + r"-seed(\d+)", path.stem))
-    )
-    return [run for seed, path in found if (run := _run(path, seed)) is not None]
+    return [] if first is None else runs_at(first)
 
 
 def buildup_runs() -> dict[int, list[Run]]:
@@ -94,15 +57,6 @@ def seed_pairs(runs: dict[int, list[Run]], step: int = LAST) -> list[tuple[int, 
         for r in runs.get(step, [])
         if r.seed in cnn and r.correct is not None
     ]
-
-
-def seeds_text(runs: list[Run]) -> str:
-    """'87.7%' for one run; '87.8% (87.7, 88.0, 87.6 over seeds 0, 1, 2)' for several."""
-    mean = 100 * float(np.mean([r.accuracy for r in runs]))
-    if len(runs) == 1:
-        return f"{mean:.1f}%"
-    each = ", ".join(f"{100 * r.accuracy:.1f}" for r in runs)
-    return f"{mean:.1f}% ({each} over seeds {', '.join(str(r.seed) for r in runs)})"
 
 
 def seed_difference(runs: dict[int, list[Run]], step: int = LAST) -> SeedDifference | None:

@@ -58,10 +58,11 @@ class UnitCount:
         return self.changed * 2 > self.units
 
     def spread(self) -> str:
-        """'0 of 6 (95% over images: 0-1)', or '0 of 6 (every resample)' when the interval is a point."""
+        """In words first: '0 of 6 (0 to 1 in 95 of 100 resamples of the images)', or '0 of 6 (in every resample
+        of the images)' when the interval is a point."""
         if self.low == self.high == self.changed:
             return f"{self.changed} of {self.units} (in every resample of the images)"
-        return f"{self.changed} of {self.units} (95% over images: {self.low}-{self.high})"
+        return f"{self.changed} of {self.units} ({self.low} to {self.high} in 95 of 100 resamples of the images)"
 
 
 @dataclass(frozen=True)

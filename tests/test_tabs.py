@@ -176,7 +176,7 @@ def test_paper_shows_every_stored_section_in_order_without_running_a_model(servi
     sections = tab.sections({})
     assert [s.name for s in sections] == list(ORDER) and service.forward_passes == passes
     for section in sections:
-        assert section.explanation.startswith("####") and 0 < len(section.figures) <= section.panels
+        assert section.explanation.startswith("### ") and 0 < len(section.figures) <= section.panels
         assert ("remakes it" in section.caption) == (section.recompute is not None)
     with pytest.raises(Problem, match="not recomputed in the app"):
         tab.recompute({}, "trajectory", 100)

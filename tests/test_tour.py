@@ -17,14 +17,15 @@ from streamlit.testing.v1 import AppTest
 
 from app.service import OFFLINE_MODELS, Service
 from app.tabs.compare import CompareTab, Look
-from app.tabs.tour import KEYS, TourTab, index_of
+from app.tabs.tour import KEYS, TourTab, index_of, tour_html
 from app.views.evidence import Verdict, better_verdict, distance_verdict, headline, unit_verdict
-from app.views.texts import TOUR_INTACT
+from app.views.texts import NUMBERS, TOUR_INTACT
 from app.views.tour import LABEL_PX, buildup_figure, distance_figure, labelled_row
 from engine.paper.buildup import alternet_verdict
 from engine.paper.claims import FAILS, HOLDS, NO_DIFFERENCE, NOT_TESTED
 from engine.paper.claims import Verdict as Claim
 from engine.paper.findings import STORE, outdated
+from engine.paper.verdicts import corruption as corruption_verdicts
 from engine.results import AttentionLayer, AttentionResult
 from tests.conftest import ROOT, streamlit_settled, streamlit_upload
 from tests.test_claims import KINDS, result
@@ -119,7 +120,32 @@ def test_the_tour_reads_the_intact_models_and_says_so_while_a_lesion_is_on(analy
         if step.key in ("alternet", "robustness"):  # the bundled family's stored results, not the Compare tab's
             assert seen.verdict == step.verdict
         else:
-            assert seen.verdict == Verdict(step.verdict.holds, f"{step.verdict.text}\n\n{TOUR_INTACT}")
+            assert seen.verdict == Verdict(
+                step.verdict.holds, f"{step.verdict.text}\n\n{TOUR_INTACT}", step.verdict.numbers
+            )
+
+
+STATISTICS = re.compile(r"p [=<]|Welch|McNemar|\[[−+\d.]+, [−+\d.]+\]|points \[")
+
+
+def test_statistics_come_a_click_after_a_sentence_in_words(steps):
+    """The build-up step says who scores what and whether a difference can be told from chance, in words; its
+    intervals and p-values are under 'The numbers', on screen and in the handout."""
+    _, steps = steps
+    step = next(s for s in steps if s.key == "alternet")
+    assert "no difference we can detect" in step.verdict.text or "ahead, by more than chance" in step.verdict.text
+    assert not STATISTICS.search(step.verdict.text), step.verdict.text
+    assert "Welch" in step.verdict.numbers and re.search(r"p = [\d.]+", step.verdict.numbers)
+    for verdict in [
+        alternet_verdict(),
+        *corruption_verdicts(json.loads(Path(STORE).read_text())["findings"]["corruption"]),
+    ]:
+        shown = verdict.markdown()
+        assert verdict.words in shown and not STATISTICS.search(shown), shown
+        inline = verdict.inline()  # a figure's caption: the words, then the numbers
+        assert inline.index(verdict.words) < inline.index(verdict.here), inline
+    page = tour_html([step], {}, "cat.jpg")
+    assert f"<details><summary>{NUMBERS}</summary>" in page and "Welch" in page.split("<details>")[1]
 
 
 def test_every_step_has_the_papers_claim_a_picture_and_a_verdict_from_the_screen(steps):
@@ -140,7 +166,8 @@ def test_every_step_has_the_papers_claim_a_picture_and_a_verdict_from_the_screen
     noise = json.loads(Path(STORE).read_text())["findings"]["noise"]
     assert ("Older checkpoints" in robustness.text) is bool(outdated(noise))  # flagged while the family is retrained
     alternet, decided = steps[5].verdict, alternet_verdict()  # Fig 12a: the engine's verdict over the seeds
-    assert decided.here in alternet.text and "**Verdict**: " in alternet.text and alternet.holds is decided.holds
+    assert decided.words in alternet.text and "**Verdict**: " in alternet.text and alternet.holds is decided.holds
+    assert decided.here in alternet.numbers  # its statistics, a click away
 
 
 def test_buildup_figure_draws_a_line_per_training_length_with_room_for_its_labels():
@@ -208,7 +235,9 @@ def test_streamlit_tour_deep_link_back_and_next(monkeypatch, tmp_path):
     assert at.session_state["tour_step"] == 4 and not at.exception
     at.button(key="tour_next").click().run()
     assert at.session_state["tour_step"] == 5 and at.query_params["step"] == "alternet"
-    assert any("AlterNet (step 6, MSAs at the end of stages)" in m.value for m in at.markdown)  # the tour's step 5
+    assert any("AlterNet (step 6, MSAs at the end of stages)" in m.value for m in at.markdown)  # the tour's step 6
+    numbers = next(e for e in at.expander if e.label == NUMBERS)  # its statistics, a click away
+    assert "Welch" in numbers.markdown[0].value
     at.button(key="tour_back").click().run()
     at.button(key="tour_back").click().run()
     assert at.session_state["tour_step"] == 3 and at.query_params["step"] == "variance"

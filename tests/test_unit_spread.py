@@ -5,11 +5,14 @@ same images."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 import numpy as np
 
 import engine
 from app.views.evidence import spread_line
+from engine.models.cifar_family import bundled
+from engine.paper import unit_spread
 from engine.paper.claims import Evidence
 from engine.paper.unit_spread import UnitSpread, measure, spread, stored
 
@@ -75,3 +78,15 @@ def test_the_app_never_prints_a_range_whose_ends_are_equal():
     line = spread_line(spread("toy", "trained", [f"b{i}" for i in range(5)], kinds, variance, -variance), "variance")
     assert "each on 70% to 100% of the images" in line and "raise it in 2 of 2" in line, line
     assert "each on 100% of the images" in line and not re.search(r"(\d+)%?-\1%", line), line
+
+
+def test_a_stored_spread_is_read_for_the_checkpoint_it_measured_only(monkeypatch):
+    """A model's label names its checkpoint file; its stored spread is shown while that checkpoint is the one measured
+    (whatever the label's wording), and not once it is retrained."""
+    label = bundled("preact_resnet", "the CNN")[1]
+    assert unit_spread.for_weights(label).label == "ResNet (step 0)"
+    assert unit_spread.for_weights(label.replace("(preact_resnet.", "(another.")) is None
+    spreads = unit_spread.stored()
+    spreads["step0"] = replace(spreads["step0"], checkpoint="15 epochs, finished 2026-11-01T00:00:00+00:00")
+    monkeypatch.setattr(unit_spread, "stored", lambda: spreads)
+    assert unit_spread.for_weights(label) is None

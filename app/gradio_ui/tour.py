@@ -46,13 +46,15 @@ def build(tab: TourTab, state: gr.State, tabs: gr.Tabs, page: gr.Tab, demo: gr.B
         picture = gr.Image(show_label=False, interactive=False, visible=False, height=360, elem_id="tour-image")
         plot = gr.Plot(show_label=False, visible=False, elem_id="tour-plot")
     verdict = gr.Markdown(elem_id="tour-verdict")
+    with gr.Accordion(text.NUMBERS, open=False, visible=False, elem_id="tour-numbers") as numbers_box:
+        numbers = gr.Markdown()
     try_this = gr.Markdown(elem_id="tour-try")
     with gr.Row():
         back = gr.Button("← Back", elem_id="tour-back")
         ahead = gr.Button("Next →", variant="primary", elem_id="tour-next")
         export = gr.Button("Export this tour (handout)", elem_id="tour-export")
     exported = gr.File(label="Download", interactive=False, visible=False, elem_id="tour-file")
-    shown = [position, progress, statement, picture, plot, verdict, try_this, back, ahead]
+    shown = [position, progress, statement, picture, plot, verdict, numbers_box, numbers, try_this, back, ahead]
 
     @user_facing
     def show(runs: list[ModelRun], index: int) -> list:
@@ -60,10 +62,12 @@ def build(tab: TourTab, state: gr.State, tabs: gr.Tabs, page: gr.Tab, demo: gr.B
         return [
             step.number - 1,
             f"**{step.position}**  ·  " + "  ".join("●" if i < step.number else "○" for i in range(len(KEYS))),
-            f"#### {step.title}\n**The paper:** {step.statement}",
+            f"### {step.title}\n**The paper:** {step.statement}",
             gr.Image(step.image, visible=step.image is not None),
             gr.Plot(step.figure, visible=step.figure is not None),
             step.verdict.text,
+            gr.Accordion(visible=bool(step.verdict.numbers)),
+            step.verdict.numbers,
             f"**Try this:** {step.try_this}",
             gr.Button(interactive=step.number > 1),
             gr.Button(interactive=step.number < len(KEYS)),

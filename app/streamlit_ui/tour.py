@@ -37,12 +37,15 @@ def tour_tab() -> None:
         state.tour_step = tour_index(st.query_params.get("step"))
     step = tour.step(state.get("runs", []), state.tour_step + 1, look())
     st.progress(step.number / len(TOUR_KEYS), step.position)
-    st.markdown(f"#### {step.title}\n**The paper:** {step.statement}")
+    st.markdown(f"### {step.title}\n**The paper:** {step.statement}")
     if step.image is not None:
         st.image(step.image)
     if step.figure is not None:
         st.plotly_chart(step.figure, theme=None, key=f"tour_plot_{step.key}")
     st.markdown(step.verdict.text)
+    if step.verdict.numbers:
+        with st.expander(text.NUMBERS):
+            st.markdown(step.verdict.numbers)
     st.markdown(f"**Try this:** {step.try_this}")
     back, ahead, export = st.columns(3)
     back.button("← Back", key="tour_back", disabled=step.number == 1, on_click=move, args=(-1,))

@@ -79,7 +79,7 @@ class TourTab:
         with problems():
             figure, image, verdict = getattr(self, f"_{key}")(intact, look)
         if intact != runs and key in READS_RUNS:
-            verdict = Verdict(verdict.holds, f"{verdict.text}\n\n{text.TOUR_INTACT}")
+            verdict = Verdict(verdict.holds, f"{verdict.text}\n\n{text.TOUR_INTACT}", verdict.numbers)
         return TourStep(key, KEYS.index(key) + 1, title, statement, figure, image, verdict, try_this)
 
     def steps(self, runs: list[ModelRun], look: Look = Look()) -> list[TourStep]:
@@ -178,6 +178,13 @@ def handout_figures(steps: list[TourStep], runs: list[ModelRun], photo: str) -> 
     ]
 
 
+def numbers(verdict: Verdict) -> str:
+    """A verdict's statistics for a handout page, folded under 'The numbers' (as on screen)."""
+    if not verdict.numbers:
+        return ""
+    return f"<details><summary>{escape(text.NUMBERS)}</summary>{export.markdown(verdict.numbers)}</details>"
+
+
 def tour_html(steps: list[TourStep], pngs: dict[str, bytes], photo: str = "", models: list[str] | None = None) -> str:
     """One page per step (a page break between them when printed): claim, figure, picture, verdict; under the
     title, the photo analyzed and its models."""
@@ -188,7 +195,7 @@ def tour_html(steps: list[TourStep], pngs: dict[str, bytes], photo: str = "", mo
         picture = f"<img class='pic' src='pictures/tour-{step.key}.png' alt='picture'>" * (step.image is not None)
         pages.append(
             f"<section><h2>{escape(step.progress)}</h2><p><b>The paper:</b> {escape(step.statement)}</p>"
-            f"{picture}{figure}{export.markdown(step.verdict.text)}</section>"
+            f"{picture}{figure}{export.markdown(step.verdict.text)}{numbers(step.verdict)}</section>"
         )
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>How do vision transformers work? A guided tour</title>

@@ -110,7 +110,8 @@ class Verdict:
     """Whether a claim of the paper holds on the results on screen, and the sentence saying so."""
 
     holds: bool | None  # None: the step shows a fact or a reading, with nothing to hold or fail
-    text: str  # Markdown
+    text: str  # Markdown, in plain words where the claim has statistics
+    numbers: str = ""  # Markdown: those statistics, shown a click away ('' where there are none)
 
 
 def _head(holds: bool | None) -> str:
@@ -141,11 +142,6 @@ def _said(holds: bool | None, reasons: list[str]) -> Verdict:
 
 
 @lru_cache(maxsize=1)
-def _stored_spreads() -> dict[str, unit_spread.UnitSpread]:
-    """The stored per-unit spreads of the trained family (engine.paper.unit_spread), by the weights they measured."""
-    return {spread.weights: spread for spread in unit_spread.stored().values()}
-
-
 def spread_line(spread: unit_spread.UnitSpread, value: str) -> str:
     """'over the 1000 bundled test images: MSA units lower it in 0 of 6 (in every resample of the images), each on
     0% to 3% of the images; Conv/MLP units raise it in 8 of 8 (...), each on 100% of the images'."""
@@ -173,12 +169,8 @@ def _intact(result: ModelResult) -> str:
 def stored_spread(results: list[ModelResult], value: str) -> str:
     """For each trained model on screen whose checkpoint the family's stored spreads measured, its counts over the
     bundled test images with their intervals ('' where none is)."""
-    spreads = _stored_spreads()
-    lines = [
-        f"- {_intact(r)}, {spread_line(spreads[r.weights], value)}."
-        for r in results
-        if not r.random_weights and r.weights in spreads
-    ]
+    spreads = [(r, unit_spread.for_weights(r.weights)) for r in results if not r.random_weights]
+    lines = [f"- {_intact(r)}, {spread_line(spread, value)}." for r, spread in spreads if spread is not None]
     return "\n\n**How stable, over the bundled test subset**:\n" + "\n".join(lines) if lines else ""
 
 
@@ -227,7 +219,8 @@ def verdict_of(verdicts: list[claims.Verdict], note: str = "") -> Verdict:
     """Engine verdicts as one shown verdict: holds where every tested one holds, headed as `headline` says (a claim
     that holds in part says which part), with each one's paper, here and verdict lines (and `note` after them)."""
     holds, head = headline(verdicts)
-    return Verdict(holds, f"{head}:\n\n" + "\n\n".join(v.markdown() for v in verdicts) + note)
+    numbers = "\n\n".join(n for v in verdicts if (n := v.numbers()))
+    return Verdict(holds, f"{head}:\n\n" + "\n\n".join(v.markdown() for v in verdicts) + note, numbers)
 
 
 def better_verdict(claim: str, ours: tuple[str, float], theirs: tuple[str, float], unit: str = "%") -> Verdict:

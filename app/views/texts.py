@@ -45,7 +45,7 @@ RANDOM_PRINT = (
     "⚠ Random weights: these predictions and this map are not meaningful; the curves show the architecture alone."
 )
 
-COMPARE_ABOUT = """### Predictions and where each model looks
+COMPARE_ABOUT = """## Predictions and where each model looks
 **Top-5 predictions** (ImageNet classes; CIFAR-10 for the CIFAR models), then where the model looks:
 for attention models the **CLS token's attention** to every image patch in a chosen layer and head (or
 the head mean, or the **attention rollout** through all layers, Abnar & Zuidema 2020); for Swin and
@@ -61,13 +61,13 @@ off** (a lesion study, Fig 10b) and watch its predictions and curves change; sub
 blocks have no shortcut to fall back on and are not offered."""
 )
 
-FOURIER = """### Fourier analysis of feature maps (Fig 2a)
+FOURIER = """## Fourier analysis of feature maps (Fig 2a)
 Relative log amplitude of each block's Fourier-transformed feature map, from the zero frequency
 (0.0π) to the highest (1.0π), one curve per block, dark (shallow) to yellow (deep). The paper: trained
 ViTs keep the high-frequency amplitude low as depth grows (MSAs are low-pass filters), trained ResNets
 raise it (Convs are high-pass filters). Fig 8 below counts, unit by unit, which way these models go."""
 
-HIGH_FREQUENCY_ABOUT = """### High frequencies block by block (Fig 8)
+HIGH_FREQUENCY_ABOUT = """## High frequencies block by block (Fig 8)
 The Δ log amplitude at 1.0π of every block against normalized depth. Gray spans are steps into an
 MSA block, blue spans into a subsampling block (for the model named in the legend). The paper: in a
 trained ViT, MSAs almost always lower the high-frequency amplitude and MLPs raise it, except in the
@@ -79,19 +79,19 @@ HIGH_FREQUENCY = (
 to hide it; double-click to show it alone."""
 )
 
-VARIANCE = """### Feature map variance (Fig 9)
+VARIANCE = """## Feature map variance (Fig 9)
 Variance of each block's feature map. The paper: MSAs lower it (they ensemble feature maps), Convs
 and MLPs raise it; it accumulates with depth, and in ResNet peaks at the end of each stage. The paper
 plots each model on its own linear axis; here models share a log axis."""
 
-LENS = """### When the answer appears (logit lens)
+LENS = """## When the answer appears (logit lens)
 The model's own final norm and classification head applied after every block: the probability of the
 class it finally predicts, against normalized depth. This is not one of the paper's figures; it shows,
 on your photo, where in the network the answer forms (for ViTs typically late, after the MSAs have
 mixed the tokens). A CNN's or Swin's head reads only latents of its own width, so only their last
 stage's blocks are read; earlier blocks are gaps."""
 
-DATASET = """### Dataset curves: Figs 2a, 8 and 9 over many images
+DATASET = """## Dataset curves: Figs 2a, 8 and 9 over many images
 The paper's curves are averages over ImageNet's validation images, not one photo. Upload a **ZIP of
 images** (JPEG, PNG, ...; up to {images} images and {megabytes} MB) to average every block's curve and
 variance over them, for the models picked above, as the paper's notebooks do: per batch of 16, then
@@ -123,7 +123,7 @@ MAP_STOPPED = "The map shown is still the previous one: **Compute this map** com
 
 LESION = "Each unit's residual branch is zeroed, its shortcut kept; the model re-runs. Clear to restore."
 
-ALTERNET = """### AlterNet: where should the MSAs go? (Section 4, Figs 11 and 12a)
+ALTERNET = """## AlterNet: where should the MSAs go? (Section 4, Figs 11 and 12a)
 AlterNet starts from a pre-activation ResNet-50 for CIFAR (3, 4, 6, 4 blocks per stage) and replaces
 Conv blocks with local (4×4-window) **MSA blocks**, by the paper's *build-up rule*: from the **end of the
 last stage**, alternately (Conv, MSA, Conv, MSA); when another MSA in a stage stops helping, continue at
@@ -133,7 +133,7 @@ the chosen AlterNet with the CIFAR ResNet (no MSA) and the CIFAR ViT (all MSA). 
 weights the curves drop at the MSA steps, as MSAs low-pass filter and ensemble feature maps; under the
 curves, the counts say whether they do here."""
 
-FINDINGS_INTRO = """### The paper's other findings, on the bundled CIFAR-10 models
+FINDINGS_INTRO = """## The paper's other findings, on the bundled CIFAR-10 models
 Loss landscapes, Hessian spectra, robustness, similarity and lesions of the CIFAR ResNet (AlterNet
 step 0), the paper's AlterNet (step 6) and the CIFAR ViT, trained here (each figure names the weights
 and their accuracy): the paper's models trained far longer, so check each claim against what these
@@ -141,32 +141,32 @@ models show (the README's claims table says which hold). The figures are stored 
 once; **Recompute** runs an analysis again with this app's code (minutes of CPU)."""
 
 FINDINGS = {
-    "landscape": """#### Loss landscape (Fig 1a)
+    "landscape": """### Loss landscape (Fig 1a)
 NLL + ℓ2 around the trained weights along two random filter-normalized directions (Li et al., 2018), on
 training images, and the 1-D slice along the first (log axis). The paper: ViT's landscape is flatter than
 ResNet's, most visibly at the edges.
 Compare how fast each model's loss rises away from the centre (×).""",
-    "trajectory": """#### Training trajectory (Fig 1b)
+    "trajectory": """### Training trajectory (Fig 1b)
 Each point is the weights at one moment of training in polar coordinates around the final weights:
 r = ‖w_t − w_opt‖ / ‖w_init − w_opt‖ and θ the angle between w_t − w_opt and w_init − w_opt. The paper:
 ResNet follows an irregular path, especially early; ViT converges along a smooth one.""",
-    "hessian": """#### Hessian max-eigenvalue spectrum (Figs 1c and 4)
+    "hessian": """### Hessian max-eigenvalue spectrum (Figs 1c and 4)
 The top Hessian eigenvalues of NLL + ℓ2 on training minibatches (power iteration, as PyHessian). The
 paper: ViT's eigenvalues are much smaller than ResNet's (a flatter landscape), but some are
 **negative** (a non-convex loss that large data cures); AlterNet suppresses the large ones.""",
-    "noise": """#### Robustness to noise by frequency (Fig 2b)
+    "noise": """### Robustness to noise by frequency (Fig 2b)
 Accuracy drop when Gaussian noise restricted to one frequency band (0.1π wide) is added to the input.
 The paper: ViTs are robust to high-frequency noise and ResNets are not, the other side of MSAs being
 low-pass filters. **Noise on your photo** draws the drop of each model's top-1 probability instead.""",
-    "similarity": """#### Feature-map similarity (Fig 10a)
+    "similarity": """### Feature-map similarity (Fig 10a)
 Linear CKA (minibatch HSIC) between the feature maps of every pair of blocks. "E" is the stem or
 embedding, "P" a subsampling block, bold ticks MSA blocks. The paper: multi-stage models show a block
 structure, one block per stage; a vanilla ViT does not.""",
-    "lesion": """#### Removing one unit (Fig 10b)
+    "lesion": """### Removing one unit (Fig 10b)
 Accuracy drop on test images when one unit's residual branch is switched off. Gray: MSA units, blue:
 subsampling. The paper: the drop is periodic with the stages; removing an MSA at the end of a stage
 hurts most, as does removing a unit early in a stage.""",
-    "corruption": """#### Corruption robustness (Fig 12b)
+    "corruption": """### Corruption robustness (Fig 12b)
 Accuracy on test images under 14 CIFAR-10-C corruptions at 5 severities, against clean accuracy. The
 paper: AlterNet is both more accurate and more robust than the CNN, even on small data.""",
 }
@@ -226,12 +226,13 @@ class Labels:
 
 LABEL = Labels()
 
-TOUR_INTRO = """### A guided tour of the paper, on your photo
+TOUR_INTRO = """## A guided tour of the paper, on your photo
 Seven steps, one idea each: what the paper says, the plot that tests it on the models you analyzed in the
 Compare tab (the bundled CIFAR-10 family for the last two), whether it holds here, and one thing to try.
 Analyze a photo first; change the models there and the tour follows."""
 
 TOUR_INTACT = "(Read on the intact models: the units switched off in the Compare tab are left out here.)"
+NUMBERS = "The numbers"  # the statistics behind a verdict told in words, a click away
 
 TOUR = {  # key: (title, the paper's statement, one thing to try)
     "patches": (

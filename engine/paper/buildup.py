@@ -10,10 +10,10 @@ images, and the verdict on "AlterNet beats the CNN", decided on the seeds where 
 from __future__ import annotations
 
 from ..models.cifar_family import bundled_path
-from ..models.member_accuracy import Run, runs_at, seeds_text
+from ..models.member_accuracy import MemberAccuracy, Run, runs_at, seeds_text
 from ..models.placement import PAPER_DEPTHS, buildup_sequence
 from .claims import FAILS, HOLDS, NO_DIFFERENCE, NOT_TESTED, Verdict
-from .paired import PairedDifference, SeedDifference, over_seeds, paired
+from .paired import PairedDifference, SeedDifference, in_words, over_seeds, paired
 
 LAST = len(buildup_sequence(PAPER_DEPTHS)) - 1  # step 6: the paper's AlterNet
 
@@ -83,6 +83,10 @@ def alternet_verdict(runs: dict[int, list[Run]] | None = None) -> Verdict:
         here = f"step {LAST} trained {ours[0].epochs:g} epochs, step 0 {theirs[0].epochs:g}: not comparable"
         return Verdict(claim, figure, paper, rule, here, NOT_TESTED, "-")
     accuracies = f"step {LAST} {seeds_text(ours)}, step 0 {seeds_text(theirs)} on the 10,000 test images"
+    scores = (
+        f"the AlterNet (step {LAST}) scores {MemberAccuracy(tuple(ours)).short()} and the CNN it is built from "
+        f"(step 0) {MemberAccuracy(tuple(theirs)).short()} on the 10,000 test images"
+    )
     pairs = seed_pairs(runs)
     tests = "; ".join(f"seed {seed}: {d.numbers()}" for seed, d in pairs)
     over = seed_difference(runs)
@@ -92,7 +96,8 @@ def alternet_verdict(runs: dict[int, list[Run]] | None = None) -> Verdict:
         here = f"{accuracies}; mean of seeds {over.numbers()}" + (
             f"; paired test per seed pair: {tests}" if tests else ""
         )
-        return Verdict(claim, figure, paper, rule, here, outcome, f"{over.numbers()}")
+        words = f"{scores}: {in_words(over.detected, over.difference, 'the AlterNet', 'the CNN')}."
+        return Verdict(claim, figure, paper, rule, here, outcome, over.numbers(), words=words)
     bundled = (
         "one seed of each is bundled"
         if len(ours) == len(theirs) == 1
@@ -109,4 +114,5 @@ def alternet_verdict(runs: dict[int, list[Run]] | None = None) -> Verdict:
     outcome = NO_DIFFERENCE if not d.detected else (HOLDS if d.difference > 0 else FAILS)
     each = "only one seed each" if len(ours) == len(theirs) == 1 else "seed 0 of each"
     here = f"{accuracies}; {each}: {d.sentence()}" + (f"; paired test per seed pair: {tests}" if len(pairs) > 1 else "")
-    return Verdict(claim, figure, paper, rule, here, outcome, d.numbers())
+    words = f"{scores}: on the same images, {in_words(d.detected, d.difference, 'the AlterNet', 'the CNN')}."
+    return Verdict(claim, figure, paper, rule, here, outcome, d.numbers(), words=words)

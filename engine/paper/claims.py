@@ -89,6 +89,7 @@ class Verdict:
     outcome: str  # HOLDS, FAILS, NO_DIFFERENCE or NOT_TESTED
     number: str  # the one number for the short table
     apart: str = ""  # random-weight models, shown apart: the architecture alone
+    words: str = ""  # the observation in plain words, where `here` is statistics: shown first, `here` a click away
 
     @property
     def holds(self) -> bool | None:
@@ -101,21 +102,32 @@ class Verdict:
 
     def inline(self) -> str:
         """The same in one Markdown line, for a caption under a figure."""
-        text = f"**The paper** ({self.figure}): {self.paper} · **Here**: {self.here} · "
+        here = f"{self.words} In numbers: {self.here}" if self.words else self.here  # words first
+        text = f"**The paper** ({self.figure}): {self.paper} · **Here**: {here} · "
         text += f"**Verdict: {self.outcome}** ({self.number}; rule: {self.rule})"
         return text + (f" · *{self.apart}*" if self.apart else "")
 
     def markdown(self) -> str:
-        """The same on separate lines, for the app."""
+        """The same on separate lines, for the app; in plain words where there are any (the statistics are then
+        `numbers()`, for a click away)."""
         mark = {HOLDS: "✅", FAILS: "❌", NO_DIFFERENCE: "➖", NOT_TESTED: "·"}[self.outcome]
-        lines = [
-            f"**The paper** ({self.figure}): {self.paper}",
-            f"**Here**: {self.here}",
-            f"**Verdict**: {mark} {self.outcome} ({self.number}). Rule: {self.rule}.",
-        ]
+        lines = [f"**The paper** ({self.figure}): {self.paper}"]
+        if self.words:
+            lines += [f"**Here**: {self.words}", f"**Verdict**: {mark} {self.outcome}."]
+        else:
+            lines += [
+                f"**Here**: {self.here}",
+                f"**Verdict**: {mark} {self.outcome} ({self.number}). Rule: {self.rule}.",
+            ]
         if self.apart:
             lines.append(f"*{self.apart}*")
         return "\n\n".join(lines)
+
+    def numbers(self) -> str:
+        """The statistics behind a verdict told in words (Markdown), or '' where it has none apart."""
+        if not self.words:
+            return ""
+        return f"**{self.claim}**: {self.here}\n\n**Verdict**: {self.outcome} ({self.number}). Rule: {self.rule}."
 
 
 @dataclass(frozen=True)

@@ -77,6 +77,14 @@ class PairedDifference:
         return f"{self.a} − {self.b}: {self.numbers()}: {self.outcome}"
 
 
+def in_words(detected: bool, difference: float, a: str, b: str) -> str:
+    """A difference said without statistics: 'no difference we can detect between the two', or 'the AlterNet is
+    ahead, by more than chance explains' (`a` and `b` named as a sentence names them)."""
+    if not detected:
+        return "no difference we can detect between the two"
+    return f"{a if difference > 0 else b} is ahead, by more than chance explains"
+
+
 def p_value(p: float) -> str:
     """Two significant digits, or '< 0.001'."""
     return "< 0.001" if p < 0.001 else f"{p:.2g}"

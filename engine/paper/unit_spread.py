@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -22,6 +23,7 @@ import numpy as np
 import torch
 
 from ..analyses.measure import map_statistics, to_bchw
+from ..models.cifar_family import bundled_path
 from ..models.registry import ASSETS, LoadedModel
 
 STORE = ASSETS / "unit_claims.json"
@@ -77,6 +79,7 @@ class UnitSpread:
     others_raise_variance: UnitCount
     msa_lower_high_frequency: UnitCount
     others_raise_high_frequency: UnitCount
+    checkpoint: str = ""  # the identity of the checkpoint measured (CheckpointMeta.identity)
 
     def shares(self, kinds: tuple[str, ...], value: str, lower: bool) -> list[float]:
         """Per unit of `kinds`, the share of images on which it lowers (`lower`) or raises `value`."""
@@ -89,9 +92,8 @@ class UnitSpread:
     @classmethod
     def from_json(cls, data: dict) -> UnitSpread:
         counts = {k: UnitCount(**v) for k, v in data.items() if isinstance(v, dict)}
-        return cls(
-            data["label"], data["weights"], data["images"], tuple(UnitShare(**u) for u in data["units"]), **counts
-        )
+        units = tuple(UnitShare(**u) for u in data["units"])
+        return cls(data["label"], data["weights"], data["images"], units, **counts, checkpoint=data["checkpoint"])
 
 
 def per_image(model: LoadedModel, images: np.ndarray, batch_size: int = 100) -> tuple[list, np.ndarray, np.ndarray]:
@@ -187,8 +189,24 @@ def stored(path: Path = STORE) -> dict[str, UnitSpread]:
     return {key: UnitSpread.from_json(data) for key, data in json.loads(path.read_text())["models"].items()}
 
 
+def for_weights(weights: str) -> UnitSpread | None:
+    """The stored spread of the bundled checkpoint that a model's weights label names ('trained here: ...
+    (preact_resnet.safetensors)'), where that checkpoint is still the one measured; else None."""
+    from .findings import bundled_checkpoint, members
+
+    named = re.search(r"\(([^()/]+)\.safetensors\)$", weights)
+    if named is None:
+        return None
+    for key, spread in stored().items():
+        name, options = members()[key]
+        path = bundled_path(name, options)
+        if path is not None and path.stem == named.group(1) and spread.checkpoint == bundled_checkpoint(key):
+            return spread
+    return None
+
+
 def main(argv: list[str] | None = None) -> None:
-    from .findings import load_member, member_label, members
+    from .findings import bundled_checkpoint, load_member, member_label, members
 
     parser = argparse.ArgumentParser(description="Store every trained member's unit spread (assets/unit_claims.json)")
     parser.add_argument("--out", type=Path, default=STORE)
@@ -198,7 +216,7 @@ def main(argv: list[str] | None = None) -> None:
         model = load_member(key)
         if model.random:
             continue
-        out[key] = measure(model, member_label(key)).to_json()
+        out[key] = {**measure(model, member_label(key)).to_json(), "checkpoint": bundled_checkpoint(key)}
         print(f"{key}: {out[key]['msa_lower_variance']} {out[key]['others_raise_variance']}", flush=True)
     payload = {"images": "the bundled CIFAR-10 test subset (assets/cifar10_test_subset.npz)", "models": out}
     args.out.write_text(json.dumps(payload, indent=1) + "\n")

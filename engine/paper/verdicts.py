@@ -15,7 +15,7 @@ import numpy as np
 from . import buildup, unit_spread
 from .claims import APART, FAILS, HOLDS, NO_DIFFERENCE, NOT_TESTED, Counted, Verdict, unit_verdicts
 from .findings import STORE, member_label, unpack_bits
-from .paired import PairedDifference, paired, points
+from .paired import PairedDifference, in_words, paired, points
 
 HIGH_BANDS = 0.5  # Fig 2b's high frequencies: the bands from 0.5π up
 BLOCK_CONTRAST = 0.1  # Fig 10a: within-stage mean CKA above across-stage by this much reads as a block structure
@@ -253,7 +253,12 @@ def corruption(section: dict | None) -> list[Verdict]:
         f"({100 * d.accuracy_b:.1f}%) on the same copies, 95% bootstrap over the {d.sources} images: {each}"
     )
     outcome = NO_DIFFERENCE if not d.detected else (HOLDS if d.difference > 0 else FAILS)
-    return [Verdict(claim, figure, paper, rule, here, outcome, d.numbers(), _apart(section))]
+    words = (
+        f"on {d.images:,} corrupted copies of {images} test images, the AlterNet (step 6) gets "
+        f"{100 * d.accuracy_a:.1f}% right and the CNN (step 0) {100 * d.accuracy_b:.1f}%: "
+        f"{in_words(d.detected, d.difference, 'the AlterNet', 'the CNN')}."
+    )
+    return [Verdict(claim, figure, paper, rule, here, outcome, d.numbers(), _apart(section), words)]
 
 
 def corrupted_differences(section: dict) -> dict[str, PairedDifference]:

@@ -26,8 +26,8 @@ from app.gradio_ui.compare import Compare
 from app.gradio_ui.errors import SHOW_REFUSALS
 from app.gradio_ui.photo import WATCH_PREVIEW
 from app.gradio_ui.sessions import Sessions
-from app.gradio_ui.styles import CSS
-from app.gradio_ui.top import Top
+from app.gradio_ui.styles import CSS, THEME
+from app.gradio_ui.top import NAMING_SAMPLES, Top
 from app.guard import Proxies, RequestGuard, SessionFiles, Uploads
 from app.logs import configure as configure_logging
 from app.paper_findings import PaperFindings
@@ -79,7 +79,7 @@ def build() -> Explorer:
         banner = gr.Markdown(visible=False, elem_id="banner")
         top = Top.layout(service, SESSION_TTL_S)
         compare = Compare(CompareTab(service), top)
-        with gr.Tabs() as tabs:
+        with gr.Tabs(overflow_behavior="wrap") as tabs:  # every tab in sight at phone width, not behind "⋯"
             with gr.Tab("Compare models", id="compare"):
                 compare.layout()
                 dataset_panel.build(DatasetTab(service), top.models, top.typed_models, top.weights)
@@ -94,6 +94,7 @@ def build() -> Explorer:
         demo.load(lambda: offline, None, banner, api_visibility="private")
         demo.load(None, js=WATCH_PREVIEW)
         demo.load(None, js=SHOW_REFUSALS)
+        demo.load(None, js=NAMING_SAMPLES)
         sessions = Sessions(demo, files, SESSIONS_HIGH_MB)
         demo.unload(sessions.close)
     return Explorer(demo, uploads, files, sessions)
@@ -115,6 +116,7 @@ def main() -> None:
         server_name=args.host,
         server_port=args.port,
         css=CSS,
+        theme=THEME,
         max_file_size=MAX_UPLOAD,
         show_error=True,
         app_kwargs={

@@ -24,7 +24,7 @@ from app.guard import VISITOR  # noqa: E402
 from app.logs import configure as configure_logging  # noqa: E402
 from app.service import AUTO, MAX_MODELS, WEIGHT_LABELS, WEIGHT_MODES, default_models  # noqa: E402
 from app.streamlit_guard import CLOSED  # noqa: E402
-from app.streamlit_ui.alternet import alternet_tab, alternet_widget  # noqa: E402
+from app.streamlit_ui.alternet import alternet_tab  # noqa: E402
 from app.streamlit_ui.compare import analyze, compare_tab, dataset_section  # noqa: E402
 from app.streamlit_ui.lazy import drawn  # noqa: E402
 from app.streamlit_ui.paper import paper_tab, paper_widget  # noqa: E402
@@ -32,6 +32,7 @@ from app.streamlit_ui.photo import digest, photo  # noqa: E402
 from app.streamlit_ui.resources import service  # noqa: E402
 from app.streamlit_ui.tour import linked, tour_tab  # noqa: E402
 from app.views import texts as text  # noqa: E402
+from app.views.page_style import CONTRAST_CSS, FOCUS_CSS  # noqa: E402
 from app.views.texts import LABEL  # noqa: E402
 
 configure_logging()  # the server log laid out as Gradio's
@@ -43,10 +44,18 @@ state.setdefault("runs", [])
 VISITOR.set(st.context.ip_address or "local")
 SESSION = run_context.session_id if (run_context := get_script_run_ctx()) is not None else ""
 CLOSED.seen(SESSION)
-STYLE = """<style>
-.st-key-alternet_steps table {display: block; overflow-x: auto}
-.st-key-alternet_steps td:last-child {white-space: nowrap}
-</style>"""  # as Gradio's #alternet-steps: at phone width the build-up table scrolls sideways, not the page
+STYLE = f"""<style>
+.st-key-alternet_steps table {{display: block; overflow-x: auto}}
+.st-key-alternet_steps td:last-child {{white-space: nowrap}}
+[data-testid=stTabs] [role=tablist] {{flex-wrap: wrap; overflow: visible; row-gap: 4px}}
+[data-testid=stMultiSelectTagsContainer], [data-testid=stMultiSelectTagsContainer] > [role=group],
+[data-testid=stMultiSelect] div:has(> [data-testid=stMultiSelectTagsContainer]),
+[data-testid=stMultiSelect] div:has(> [role=group] > [data-testid=stMultiSelectTagsContainer]) {{
+  flex-wrap: wrap; overflow: visible; height: auto !important; max-height: none !important}}
+[data-testid=stMultiSelectTagsContainer] [data-tag] {{max-width: 100%}}
+{FOCUS_CSS}{CONTRAST_CSS}</style>"""  # as Gradio's #alternet-steps: at phone width the build-up table scrolls sideways
+# (not the page); the tabs and the chosen models wrap onto another line rather than scroll out of sight (as Gradio's
+# tabs, overflow "wrap", and its checkboxes); the focus ring and contrast: app/views/page_style
 st.html(STYLE)
 st.markdown(text.INTRO)
 if not service().online:
@@ -89,8 +98,7 @@ with compare_section:
     compare_tab(photo_digest)
     dataset_section(models, typed_models, weights)
 with alternet_section:
-    if drawn(alternet_section, alternet_widget):
-        alternet_tab(picture, photo_digest)
+    alternet_tab(picture, photo_digest, bool(alternet_section.open))
 with paper_section:
     if drawn(paper_section, paper_widget):
         paper_tab(picture)

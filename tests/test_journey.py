@@ -4,7 +4,8 @@ the trained CIFAR ViT/4, a map picked (rollout: the layer does not apply), a ViT
 for AlterNet and re-analyzed (its column starts from AlterNet's own defaults), the default figure exported, the
 tour's Next and Back with the address following them (a full rerun keeps the tab), a bad and a good AlterNet spec,
 Stop during a slow map (ResNet-50's Occlusion) and the map opacity changed while it is computed again, a double
-click on Analyze (one analysis), a file that is not an image, and the phone width. Each front end's visible state
+click on Analyze (one analysis), a file that is not an image, and the phone width (every tab and chosen model in
+sight); axe-core audits every tab after an analysis. Each front end's visible state
 is recorded, and the last test checks that both show the same. Screenshots go to
 test-output/journey-<front end>-<step>.png."""
 
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Callable, ClassVar
 
 import pytest
+from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import Locator, Page, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
@@ -33,6 +35,8 @@ RESNET, VIT, ALTERNET = "ResNet-50", "ViT/4 (CIFAR, 1.6 M params)", "AlterNet (C
 EXTRA = ["ViT-Ti/16", "ViT-S/16", "DeiT-S"]  # ticked after the first two: the fifth must not stay ticked
 CIFAR = ("airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck")
 PICKED_MAP = "Saliency"
+TABS = ["Compare models", "AlterNet (Section 4)", "Paper figures", "Guided tour"]
+SEVERE = ("critical", "serious")  # axe-core's impacts that shut a student out
 BAD_SPEC, GOOD_SPEC = "s1:1,s5:2,s3:9,foo", "s3:6,s4:2,s4:4"
 DRAWING = "AlterNet architecture, MSA blocks {spec}"  # Fig 11's aria-label
 EXCEPTION = re.compile(r"Traceback|TypeError|This app has encountered an error|Exception")
@@ -47,6 +51,15 @@ SHOWN_TEXT = """() => {
 
 def words(text: str) -> str:
     return " ".join(text.split())
+
+
+def whole(element: Locator) -> bool:
+    """Shown, inside the viewport's width and not cut short (no ellipsis: its text fits its box)."""
+    if not element.is_visible():
+        return False
+    box, width = element.bounding_box(), element.page.viewport_size["width"]
+    fits = element.evaluate("e => [e, ...e.querySelectorAll('*')].every(x => x.scrollWidth <= x.clientWidth + 1)")
+    return bool(box) and box["x"] >= 0 and box["x"] + box["width"] <= width + 0.5 and fits
 
 
 def fig9_colours(page: Page, among: str) -> dict[str, str]:
@@ -166,6 +179,10 @@ class Gradio(Front):
 
     def untick(self, label: str) -> None:
         self.models().get_by_label(label, exact=True).uncheck()
+
+    def models_in_sight(self) -> list[str]:
+        boxes = self.models().locator("label").filter(has=self.page.locator("input:checked"))
+        return [words(label.inner_text()) for label in boxes.all() if whole(label)]
 
     def analyze(self, expect_models: list[str], clicks: int = 1) -> None:
         status = self.page.locator("#status")
@@ -324,6 +341,11 @@ class Streamlit(Front):
         self.settle()
         self.models().get_by_role("button", name=f"Remove {label}").click()
         self.settle()
+
+    def models_in_sight(self) -> list[str]:
+        chips, box = self.models().locator("[data-tag]").all(), self.models().bounding_box()
+        inside = lambda chip: box["y"] <= chip["y"] and chip["y"] + chip["height"] <= box["y"] + box["height"]  # noqa: E731
+        return [words(chip.inner_text()) for chip in chips if whole(chip) and inside(chip.bounding_box())]
 
     def analyze(self, expect_models: list[str], clicks: int = 1) -> None:
         self.settle()
@@ -582,6 +604,21 @@ def export_figure(front: Front, photo: Path) -> None:
     assert front.heading(1).startswith(ALTERNET)  # the columns are still there
 
 
+def audit(front: Front, photo: Path) -> None:
+    """axe-core (axe-playwright-python) on every tab after an analysis: no critical or serious violation (missing
+    text alternatives, unnamed buttons, low contrast); the framework's own that remain are listed in docs/guide.md."""
+    found = {}
+    for tab in TABS:
+        front.tab(tab)
+        front.settle()
+        front.page.wait_for_timeout(1500)  # the tab's plots drawn
+        violations = Axe().run(front.page).response["violations"]
+        found[tab] = sorted(f"{v['id']}: {v['nodes'][0]['target']}" for v in violations if v["impact"] in SEVERE)
+    front.tab("Compare models")
+    front.seen["accessibility"] = found
+    assert not any(found.values()), found
+
+
 def tour(front: Front, photo: Path) -> None:
     """Next and Back put the step in the address (a link a teacher can copy), and another tab takes it out; a
     full rerun of the page later keeps the tab that was clicked."""
@@ -652,16 +689,24 @@ def not_an_image(front: Front, photo: Path) -> None:
 
 
 def phone(front: Front, photo: Path) -> None:
+    """At a phone's 390 px: Analyze, every tab and every chosen model in sight, each name whole."""
+    chosen = sorted(front.ticked())
     front.page.set_viewport_size({"width": 390, "height": 844})
     front.page.wait_for_timeout(1500)
     button = front.page.get_by_role("button", name=LABEL.analyze).bounding_box()
     assert button and button["x"] >= 0 and button["x"] + button["width"] <= 390, button
+    front.seen["tabs at phone width"] = [
+        words(tab.inner_text()) for tab in front.page.get_by_role("tab").all() if whole(tab)
+    ]
+    assert front.seen["tabs at phone width"] == TABS, front.seen["tabs at phone width"]
+    front.seen["models at phone width"] = sorted(front.models_in_sight())
+    assert front.seen["models at phone width"] == chosen, (front.seen["models at phone width"], chosen)
     front.no_exception()
     front.shot("7-phone")
     front.page.set_viewport_size({"width": 1440, "height": 1000})
 
 
-JOURNEY = [model_limit, analyze_two, pick_map, lesion, swap_model, export_figure, tour, alternet_spec, slow_map]
+JOURNEY = [model_limit, analyze_two, pick_map, lesion, swap_model, export_figure, audit, tour, alternet_spec, slow_map]
 JOURNEY += [double_click, phone, not_an_image]
 
 

@@ -146,3 +146,24 @@ def test_the_front_ends_keep_no_state_of_their_own_at_module_level():
     ]
     assert len(files) > 20
     assert [name for path in files for name in mutable_globals(path)] == []
+
+
+def images_without_text(path: Path) -> list[str]:
+    """The calls in `path` that draw a picture without a text alternative: Streamlit's `image(...)` without `alt`,
+    a `gr.Image` given a picture (a first argument) without `alt_text`."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            keywords = {k.arg for k in node.keywords}
+            streamlit = node.func.attr == "image" and "alt" not in keywords
+            gradio = node.func.attr == "Image" and node.args and "alt_text" not in keywords
+            found += [f"{path.name}:{node.lineno}"] if streamlit or gradio else []
+    return found
+
+
+def test_every_picture_a_front_end_draws_says_what_it_shows():
+    """Each photo, map and picture goes with a text alternative (app/views/alt_text.py) for screen readers; the
+    journey's axe-core audit checks the page itself."""
+    files = [*(ROOT / "app").glob("gradio_ui/*.py"), *(ROOT / "app").glob("streamlit_ui/*.py")]
+    assert [call for path in files for call in images_without_text(path)] == []
+    assert images_without_text(ROOT / "tests" / "test_layout.py") == []  # (this file draws nothing)

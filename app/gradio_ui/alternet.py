@@ -21,6 +21,7 @@ from app.tabs.alternet import (
     AlterNetView,
     Builder,
 )
+from app.views import alt_text
 from app.views import alternet as view
 from app.views import texts as text
 from app.views.texts import LABEL
@@ -109,7 +110,7 @@ def build(demo: gr.Blocks, tab: AlterNetTab, image: gr.Image) -> None:
             tab_view.drawing,
             tab_view.cost,
             gr.Markdown(tab_view.banner, visible=bool(tab_view.banner)),
-            tab_view.seen,
+            gr.Image(tab_view.seen, alt_text=alt_text.picture(LABEL.seen, tab_view.measured)),
             tab_view.high_frequency,
             tab_view.variance,
             f"{tab_view.source}\n\n{tab_view.here}".strip(),

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import gradio as gr
 
 from app.tabs.compare import Column, attention_controls
+from app.views import alt_text
 from app.views import texts as text
 from app.views.attention import MEAN
 from app.views.texts import LABEL
@@ -75,7 +76,9 @@ class Slot:
             self.header: column.title,
             self.predictions: gr.Label(column.top5, label=column.top5_title, show_heading=not column.random),
             self.known_classes: gr.Markdown(column.known_classes, visible=bool(column.known_classes)),
-            self.view: gr.Image(column.image, label=column.map_title),
+            self.view: gr.Image(
+                column.image, label=column.map_title, alt_text=alt_text.map_of(column.map_title, column.caption)
+            ),
             self.caption: with_distance(column.caption, column.distance),
             self.controls: gr.Group(visible=column.layers > 0),
             self.layer: gr.Slider(
@@ -99,7 +102,7 @@ def compare_column(i: int) -> list:
         predictions = gr.Label(num_top_classes=5, label="Top-5 predictions")
         known_classes = gr.Markdown(visible=False, elem_classes="note", elem_id=f"known-classes-{i}")
         view = gr.Image(
-            label="Where it looks",
+            label=text.MAP_TITLE,
             interactive=False,
             format="png",
             height=340,

@@ -19,7 +19,8 @@ from app.service import IG_DEFAULT_STEPS, MAX_MODELS, ModelRun
 from app.tabs import Problem
 from app.tabs.column_maps import ColumnMaps, stopped_line
 from app.tabs.compare import CompareTab, Look
-from app.views import evidence
+from app.views import alt_text, evidence
+from app.views import texts as text
 from app.views.attention import ATTENTION, LENS, MEAN, ViewOptions
 
 # The layer, head and rollout controls enabled where they apply to the map: attention_controls' rule, run in the
@@ -30,6 +31,11 @@ APPLYING_CONTROLS = f"""(rollout, method) => {{
     return [interactive(attention || method === {json.dumps(LENS)}), interactive(attention),
         interactive(method === {json.dumps(ATTENTION)})];
 }}"""
+
+
+def drawn_map(image: np.ndarray, caption: str) -> gr.Image:
+    """A column's map with its text alternative (what its caption says)."""
+    return gr.Image(image, alt_text=alt_text.map_of(text.MAP_TITLE, caption))
 
 
 def view_options(
@@ -62,7 +68,7 @@ class Maps:
         request: gr.Request | None,
         progress,
         started: float,
-    ) -> tuple[np.ndarray, str] | None:
+    ) -> tuple[gr.Image, str] | None:
         """One slot's map as `options` choose it and its caption: from the stored results, or from an attribution
         computed once for the run (with progress); None when the column was stopped after the request `started`
         (time.monotonic): by its Stop (whose button said so) or by a newer map asked for (which draws its own)."""
@@ -80,7 +86,7 @@ class Maps:
         if stopped():  # done as it was stopped: the Stop's message or the newer map stands
             return None
         self.columns.end(session(request), slot, started)
-        return image, with_distance(caption, evidence.distance_here(runs[slot].result))
+        return drawn_map(image, caption), with_distance(caption, evidence.distance_here(runs[slot].result))
 
     def redraw(self, slot: int) -> Callable:
         """The handler re-drawing one slot's map as its controls ask."""
@@ -146,7 +152,9 @@ class Maps:
                 options = view_options(*controls[5 * i : 5 * i + 5], steps)
                 shown = self.tab.restyle(runs[i], options, look) if i < len(runs) else None
                 distance = evidence.distance_here(runs[i].result) if shown else ""
-                drawn += [gr.skip(), gr.skip()] if shown is None else [shown[0], with_distance(shown[1], distance)]
+                drawn += (
+                    [gr.skip(), gr.skip()] if shown is None else [drawn_map(*shown), with_distance(shown[1], distance)]
+                )
             return drawn
 
         return restyle

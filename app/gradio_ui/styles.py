@@ -1,8 +1,11 @@
 """The Gradio page's own styles: the offline banners, captions, the AlterNet table, the photo's preview, the
-refusal box and the problem box (as Streamlit's st.error)."""
+refusal box, the problem box (as Streamlit's st.error) and the focus ring (app.views.page_style, as Streamlit's)."""
+
+import gradio as gr
 
 from app.gradio_ui.errors import REFUSAL_CSS
 from app.gradio_ui.photo import PREVIEW_CSS
+from app.views.page_style import FOCUS_CSS
 
 CSS = (
     """#banner, #alternet-banner {background: #fff4e5; border-left: 4px solid #f59e0b; padding: 8px 12px}
@@ -13,4 +16,17 @@ CSS = (
 """
     + PREVIEW_CSS
     + REFUSAL_CSS
+    + FOCUS_CSS
+)
+
+# Gradio's default theme writes info lines, slider ends and placeholders in #bbbbc2 (1.9:1 on white) and white on
+# orange #f97316 (2.8:1) on primary buttons: below WCAG's 4.5:1 (axe-core's color-contrast). Darker, same hues.
+SUBDUED = "#5b5b66"  # 6.6:1 on white
+PRIMARY, PRIMARY_HOVER = "#c2410c", "#9a3412"  # white on them: 5.2:1 and 7.3:1
+THEME = gr.themes.Default().set(
+    body_text_color_subdued=SUBDUED,
+    input_placeholder_color=SUBDUED,
+    button_primary_background_fill=PRIMARY,
+    button_primary_background_fill_hover=PRIMARY_HOVER,
+    button_primary_text_color="#ffffff",
 )

@@ -4,6 +4,7 @@ status line, the photo the results are for, and the session's runs and each colu
 from __future__ import annotations
 
 import html
+import json
 from dataclasses import dataclass
 
 import gradio as gr
@@ -13,6 +14,17 @@ from app.gradio_ui.photo import photo_input, refused_line
 from app.service import AUTO, MAX_MODELS, SAMPLES, WEIGHT_LABELS, WEIGHT_MODES, Service, default_models
 from app.views import texts as text
 from app.views.texts import LABEL
+
+# gr.Examples draws each sample photo as a button holding an image without a text alternative, so that a screen
+# reader hears "button" and nothing more (axe-core's button-name): the page names each button for its photo
+NAMING_SAMPLES = f"""() => {{
+    const names = {json.dumps([f"Sample photo: {path.stem}" for path in SAMPLES])};
+    const name = () => document.querySelectorAll('#sample-photos .gallery-item').forEach((button, i) => {{
+        if (names[i] && button.getAttribute('aria-label') !== names[i]) button.setAttribute('aria-label', names[i]);
+    }});
+    name();
+    new MutationObserver(name).observe(document.body, {{childList: true, subtree: true}});
+}}"""
 
 
 @dataclass
@@ -62,7 +74,9 @@ class Top:
                 run = gr.Button(LABEL.analyze, variant="primary")
                 status = gr.Markdown(LABEL.ready, min_height=48, elem_id="status")
                 analyzed_photo = gr.Textbox(visible=False)  # the photo the results are for, for the note below
-                gr.Examples([[str(path)] for path in SAMPLES], inputs=image, label="Sample photos")
+                gr.Examples(
+                    [[str(path)] for path in SAMPLES], inputs=image, label="Sample photos", elem_id="sample-photos"
+                )
         state = gr.State([], time_to_live=session_ttl_s)
         views = gr.State({}, time_to_live=session_ttl_s)  # each column's map as last chosen, for the exports
         return cls(image, models, typed_models, weights, run, status, analyzed_photo, state, views, refused)

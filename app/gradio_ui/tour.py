@@ -13,6 +13,7 @@ from app.gradio_ui.errors import user_facing
 from app.service import ModelRun
 from app.tabs.compare import Look
 from app.tabs.tour import KEYS, TourTab, index_of
+from app.views import alt_text
 from app.views import texts as text
 
 ADDRESS = f"""(shown) => {{
@@ -63,7 +64,9 @@ def build(tab: TourTab, state: gr.State, tabs: gr.Tabs, page: gr.Tab, demo: gr.B
             step.number - 1,
             f"**{step.position}**  ·  " + "  ".join("●" if i < step.number else "○" for i in range(len(KEYS))),
             f"### {step.title}\n**The paper:** {step.statement}",
-            gr.Image(step.image, visible=step.image is not None),
+            gr.Image(
+                step.image, visible=step.image is not None, alt_text=alt_text.picture(step.title, step.verdict.text)
+            ),
             gr.Plot(step.figure, visible=step.figure is not None),
             step.verdict.text,
             gr.Accordion(visible=bool(step.verdict.numbers)),

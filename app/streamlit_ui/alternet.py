@@ -22,6 +22,7 @@ from app.tabs.alternet import (
     AlterNetView,
     Builder,
 )
+from app.views import alt_text
 from app.views import alternet as view
 from app.views import texts as text
 from app.views.texts import LABEL
@@ -31,11 +32,6 @@ state = st.session_state
 
 def tab() -> AlterNetTab:
     return AlterNetTab(lab())
-
-
-def alternet_widget(key: str) -> bool:
-    """Whether `key` is one of the tab's widgets that hold a value (step, toggles, text, subset size)."""
-    return key in ("step", "spec_text", "subset_count") or key.startswith("stage_")
 
 
 def show_builder(built: Builder) -> None:
@@ -86,7 +82,9 @@ def spec_problem() -> str | None:
     return why if typed == state.get("spec_text") else None
 
 
-def alternet_tab(picture: tuple[bytes, str], photo_digest: str) -> None:
+def alternet_tab(picture: tuple[bytes, str], photo_digest: str, shown: bool) -> None:
+    """The tab: its controls on every run, open (`shown`) or not (drawn again after the tab was closed, Streamlit's
+    spec box showed nothing and lost what was typed into it), its drawing and curves only while it is open."""
     st.markdown(text.ALTERNET)
     if "step" not in state:
         show_builder(tab().from_step(PAPER_STEP))
@@ -107,9 +105,16 @@ def alternet_tab(picture: tuple[bytes, str], photo_digest: str) -> None:
             st.error(bad, icon="⚠️")
     right.container(key="alternet_steps").markdown(view.steps_markdown())  # scrolls in its box (STYLE)
     count = st.slider(LABEL.subset_count, SUBSET_MIN, SUBSET_MAX, SUBSET_DEFAULT, 10, key="subset_count")
+    averaged = st.button(LABEL.subset, key="subset")
+    if shown:
+        results(picture, photo_digest, bad, count, averaged)
+
+
+def results(picture: tuple[bytes, str], photo_digest: str, bad: str | None, count: int, averaged: bool) -> None:
+    """The drawing, cost and curves of the placement shown: the photo's, or the subset's when `averaged`."""
     key = (photo_digest, state.spec)
     try:
-        if st.button(LABEL.subset, key="subset"):
+        if averaged:
             if bad:  # the last good placement's results stay, said so
                 st.error(f"Not averaged: {NOT_A_PLACEMENT.format(problem=bad)}")
             else:
@@ -128,7 +133,7 @@ def alternet_tab(picture: tuple[bytes, str], photo_digest: str) -> None:
         st.warning(shown.banner)
     st.markdown(shown.source)
     columns = st.columns([1, 2, 2])
-    columns[0].image(shown.seen, caption=LABEL.seen)
+    columns[0].image(shown.seen, caption=LABEL.seen, alt=alt_text.picture(LABEL.seen, shown.measured))
     columns[1].plotly_chart(shown.high_frequency, theme=None, key="alternet_high_frequency")
     columns[2].plotly_chart(shown.variance, theme=None, key="alternet_variance")
     if shown.accuracy:

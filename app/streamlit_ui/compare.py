@@ -29,6 +29,7 @@ from app.tabs.compare import (
     restarted,
 )
 from app.tabs.dataset import EXPLANATION, DatasetTab
+from app.views import alt_text
 from app.views import texts as text
 from app.views.attention import COLORMAPS, ViewOptions
 from app.views.texts import LABEL
@@ -160,7 +161,9 @@ def draw_map(i: int, column: Column, options: ViewOptions) -> None:
 
 def show_map(i: int, column: Column, image: np.ndarray, caption: str) -> None:
     """Model `i`'s map with its caption and a PNG download."""
-    st.image(image, caption=f"{column.map_title}: {caption}", width="stretch")
+    st.image(
+        image, caption=f"{column.map_title}: {caption}", width="stretch", alt=alt_text.map_of(column.map_title, caption)
+    )
     encoded = partial(png, image)  # made when clicked, not on each rerun of the page
     st.download_button(LABEL.map_png, encoded, f"map-{state.runs[i].result.name}.png", "image/png", key=key("map", i))
 

@@ -13,6 +13,7 @@ from app.service import SAMPLES
 from app.streamlit_guard import refused_upload
 from app.streamlit_ui.resources import service
 from app.tabs.compare import not_an_image
+from app.views import alt_text
 from app.views import texts as text
 from app.views.texts import LABEL, literal
 from engine import errors
@@ -42,7 +43,7 @@ def photo(session: str) -> tuple[bytes, str]:
     if problem:
         right.error(problem)
     else:
-        right.image(preview, caption=literal(picture[1]), width=PREVIEW_WIDTH)
+        right.image(preview, caption=literal(picture[1]), width=PREVIEW_WIDTH, alt=alt_text.photo(picture[1]))
     return picture
 
 

@@ -10,6 +10,7 @@ from app.streamlit_ui.resources import service
 from app.tabs.tour import KEYS as TOUR_KEYS
 from app.tabs.tour import TourTab
 from app.tabs.tour import index_of as tour_index
+from app.views import alt_text
 from app.views import texts as text
 
 state = st.session_state
@@ -39,7 +40,7 @@ def tour_tab() -> None:
     st.progress(step.number / len(TOUR_KEYS), step.position)
     st.markdown(f"### {step.title}\n**The paper:** {step.statement}")
     if step.image is not None:
-        st.image(step.image)
+        st.image(step.image, alt=alt_text.picture(step.title, step.verdict.text))
     if step.figure is not None:
         st.plotly_chart(step.figure, theme=None, key=f"tour_plot_{step.key}")
     st.markdown(step.verdict.text)

@@ -221,7 +221,7 @@ class CompareTab:
             top5=top5(result),
             top5_title=f"Top-5 predictions{suffix}",
             known_classes=known_classes(result.name),
-            map_title=f"Where it looks{suffix}",
+            map_title=f"{text.MAP_TITLE}{suffix}",
             image=image,
             caption=caption,
             layers=layers,

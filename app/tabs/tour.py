@@ -22,7 +22,7 @@ from app import paper_findings as findings
 from app.service import ModelRun, Service
 from app.tabs import Download, problem, problems
 from app.tabs.compare import Look
-from app.views import evidence, figures
+from app.views import alt_text, evidence, figures
 from app.views import texts as text
 from app.views import tour as pictures
 from app.views.attention import ViewOptions, render
@@ -192,7 +192,8 @@ def tour_html(steps: list[TourStep], pngs: dict[str, bytes], photo: str = "", mo
     pages = []
     for step in steps:
         figure = f"<img class='wide' src='figures/tour-{step.key}.png' alt='{escape(step.title)}'>" * (step.key in pngs)
-        picture = f"<img class='pic' src='pictures/tour-{step.key}.png' alt='picture'>" * (step.image is not None)
+        said = escape(alt_text.picture(step.title, step.verdict.text), quote=True)
+        picture = f"<img class='pic' src='pictures/tour-{step.key}.png' alt='{said}'>" * (step.image is not None)
         pages.append(
             f"<section><h2>{escape(step.progress)}</h2><p><b>The paper:</b> {escape(step.statement)}</p>"
             f"{picture}{figure}{export.markdown(step.verdict.text)}{numbers(step.verdict)}</section>"

@@ -232,6 +232,7 @@ Compare tab (the bundled CIFAR-10 family for the last two), whether it holds her
 Analyze a photo first; change the models there and the tour follows."""
 
 TOUR_INTACT = "(Read on the intact models: the units switched off in the Compare tab are left out here.)"
+MAP_TITLE = "Where it looks"  # a compare column's map
 NUMBERS = "The numbers"  # the statistics behind a verdict told in words, a click away
 
 TOUR = {  # key: (title, the paper's statement, one thing to try)

@@ -48,7 +48,7 @@ def test_buildup_step_6_is_the_papers_model_with_msas_where_fig_11_has_them(clie
     assert (
         banner["value"] == "" and not banner["visible"] and "step 6" in source and not accuracy
     )  # all three models are trained and bundled
-    assert Path(seen).stat().st_size > 0
+    assert Path(seen["value"]).stat().st_size > 0 and "32×32" in seen["alt_text"]  # the input, and what it shows
     for plot in (high_frequency, variance):
         alternet, resnet, vit = curves(plot).items()
         assert alternet[0] == "AlterNet, step 6 (6 MSAs)"

@@ -12,6 +12,8 @@ import pytest
 from gradio_client import Client, handle_file
 from gradio_client.exceptions import AppError
 
+from app.views import alt_text
+
 MODELS = ["resnet50", "vit_tiny_patch16_224"]
 
 
@@ -80,10 +82,10 @@ def test_view_controls_redraw_without_a_forward_pass(client: Client, sample_phot
     captions = set()
     for layer, head, rollout in [(1, "mean", False), (6, "2", False), (12, "3", False), (12, "mean", True)]:
         image, caption = client.predict(layer=layer, head=head, rollout=rollout, colormap="viridis", api_name="/view_1")
-        assert Path(image).stat().st_size > 0
+        assert Path(image["value"]).stat().st_size > 0 and alt_text.plain(caption.splitlines()[0]) in image["alt_text"]
         captions.add(caption)
     image, caption = client.predict(colormap="jet", opacity=0.3, layer=1, api_name="/view_0")
-    assert "Grad-CAM" in caption and Path(image).stat().st_size > 0
+    assert "Grad-CAM" in caption and Path(image["value"]).stat().st_size > 0  # a map goes with its text alternative
     assert len(captions) == 4 and any("rollout" in c for c in captions) and any("head 2/3" in c for c in captions)
     assert client.predict(api_name="/forward_passes") == passes
 

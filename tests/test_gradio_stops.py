@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import gradio as gr
-import numpy as np
 
 from app.gradio_ui.maps import Maps
 from app.service import MAX_MODELS, Service
@@ -32,10 +31,10 @@ def test_a_stop_pressed_while_the_steps_redraw_waits_in_the_queue_stops_its_colu
     maps.hide_stop(0)(request)  # column 0's Stop, pressed before the redraw's turn in the queue came
     *drawn, views = maps.redraw_steps()(request, progress, *inputs)  # its turn
     assert drawn[0] == gr.skip() and drawn[1] == gr.skip(), "the stopped column was computed anyway"
-    assert isinstance(drawn[2], np.ndarray) and f"{STEPS} steps" in drawn[3]  # the other column is drawn
+    assert isinstance(drawn[2], gr.Image) and f"{STEPS} steps" in drawn[3]  # the other column is drawn
     assert set(views) == {1}
 
     other = gr.Request(session_hash="not-stopped")  # the same without the Stop: both drawn
     maps.stop_buttons(other, *inputs)
     *drawn, views = maps.redraw_steps()(other, progress, *inputs)
-    assert all(isinstance(image, np.ndarray) for image in drawn[0:4:2]) and set(views) == {0, 1}
+    assert all(isinstance(image, gr.Image) for image in drawn[0:4:2]) and set(views) == {0, 1}

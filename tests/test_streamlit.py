@@ -175,6 +175,7 @@ def test_streamlit_server_in_the_browser(page, streamlit_url: str, sample_photo:
     resnet.get_by_role("button", name=LABEL.stop_map).click()
     resnet.get_by_text(LABEL.map_stopped).wait_for(timeout=TIMEOUT_S * 1000)
     assert "Occlusion of" not in resnet.inner_text()
+    streamlit_settled(page)  # the stopped run ended (as the journey's Compute waits for)
     resnet.get_by_role("button", name=LABEL.compute_map).click()
     resnet.get_by_text("Occlusion of the top-1 class").wait_for(timeout=TIMEOUT_S * 1000)
 

@@ -556,8 +556,6 @@ def slow_map(front: Front, photo: Path) -> None:
     expect(front.column(0)).to_contain_text(text.MAP_STOPPED.split(":")[0])
     expect(front.column(0).get_by_text("Occlusion of")).to_have_count(0)  # no half-made map is shown
     front.shot("6-stopped")
-    # the stopped map's progress goes (Gradio drops it once the page's cancel of the request is answered)
-    expect(front.column(0).get_by_text(re.compile(r"Occlusion: \d+/"))).to_have_count(0, timeout=REDRAW_MS)
     progress = front.watch(r"Occlusion: (\d+)/")
     front.compute_map(0)
     expect(front.column(0).get_by_text(re.compile(r"Occlusion: \d+/")).first).to_be_visible(timeout=REDRAW_MS)
@@ -565,6 +563,9 @@ def slow_map(front: Front, photo: Path) -> None:
     expect(front.caption(0)).to_contain_text("Occlusion of", timeout=ANALYSIS_MS)
     front.settle()
     steps = progress()
+    # from the new map's first report on: Gradio may still show the stopped one's last ('2/') until the page's cancel
+    # of that request is answered (waiting for it to go let a late request draw the map: see the closing notes)
+    steps = steps[steps.index(0) :] if 0 in steps else steps
     front.seen["occlusion restarted"] = steps != sorted(steps)
     assert steps and not front.seen["occlusion restarted"], f"the map's progress went {steps}"
     assert not front.compute_offered(0)

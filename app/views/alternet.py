@@ -125,8 +125,7 @@ def trained_accuracy(name: str, options: dict) -> str:
     epochs = f"{meta.epochs:g} ep." if meta.epochs else ""
     if accuracy is None:
         return f"✓ ({epochs})" if epochs else "✓"
-    seeds = f"mean of {len(accuracy.runs)} seeds" if len(accuracy.runs) > 1 else ""
-    notes = ", ".join(note for note in (seeds, epochs) if note)
+    notes = ", ".join(note for note in (accuracy.seeds, epochs) if note)
     return f"✓ {100 * accuracy.mean:.1f}%" + (f" ({notes})" if notes else "")
 
 

@@ -78,10 +78,14 @@ class MemberAccuracy:
     def mean(self) -> float:
         return float(np.mean([r.accuracy for r in self.runs]))
 
+    @property
+    def seeds(self) -> str:
+        """'mean of 3 seeds', or '' for one run."""
+        return f"mean of {len(self.runs)} seeds" if len(self.runs) > 1 else ""
+
     def short(self) -> str:
         """'88.1% (mean of 3 seeds)', or '87.9%' for one run."""
-        seeds = f" (mean of {len(self.runs)} seeds)" if len(self.runs) > 1 else ""
-        return f"{100 * self.mean:.1f}%{seeds}"
+        return f"{100 * self.mean:.1f}%" + (f" ({self.seeds})" if self.seeds else "")
 
     def detailed(self) -> str:
         """The mean and each seed's: '88.1% (87.9, 88.3, 88.1 over seeds 0, 1, 2)'."""
@@ -102,5 +106,5 @@ def trained_summary(path: str | Path) -> str:
     accuracy = member_accuracy(path)
     if accuracy is None:
         return f"trained here: {epochs}"
-    seeds = f", mean of {len(accuracy.runs)} seeds" if len(accuracy.runs) > 1 else ""
+    seeds = f", {accuracy.seeds}" if accuracy.seeds else ""
     return f"trained here: {epochs}, {100 * accuracy.mean:.1f}% {data} test accuracy{seeds}"

@@ -16,6 +16,7 @@ from __future__ import annotations
 import base64
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Callable
 
 import numpy as np
@@ -51,18 +52,22 @@ def member_label(key: str) -> str:
     return "ResNet (step 0)" if key == "step0" else f"AlterNet step {key[4:]}"
 
 
+def bundled_member(key: str) -> Path | None:
+    """The path of member `key`'s bundled checkpoint, None when none is bundled."""
+    name, options = members()[ALIASES.get(key, key)]
+    return bundled_path(name, options)
+
+
 def bundled_summary(key: str) -> str | None:
     """How member `key`'s bundled checkpoint describes itself now ('trained here: 40 epochs, 88.1% CIFAR-10
     test accuracy, mean of 3 seeds'); None when none is bundled."""
-    name, options = members()[ALIASES.get(key, key)]
-    path = bundled_path(name, options)
+    path = bundled_member(key)
     return None if path is None else trained_summary(path)
 
 
 def bundled_checkpoint(key: str) -> str | None:
     """The identity of member `key`'s bundled checkpoint (CheckpointMeta.identity); None when none is bundled."""
-    name, options = members()[ALIASES.get(key, key)]
-    path = bundled_path(name, options)
+    path = bundled_member(key)
     return None if path is None else read_meta(path).identity()
 
 

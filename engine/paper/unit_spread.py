@@ -23,7 +23,6 @@ import numpy as np
 import torch
 
 from ..analyses.measure import map_statistics, to_bchw
-from ..models.cifar_family import bundled_path
 from ..models.registry import ASSETS, LoadedModel
 
 STORE = ASSETS / "unit_claims.json"
@@ -192,14 +191,13 @@ def stored(path: Path = STORE) -> dict[str, UnitSpread]:
 def for_weights(weights: str) -> UnitSpread | None:
     """The stored spread of the bundled checkpoint that a model's weights label names ('trained here: ...
     (preact_resnet.safetensors)'), where that checkpoint is still the one measured; else None."""
-    from .findings import bundled_checkpoint, members
+    from .findings import bundled_checkpoint, bundled_member
 
     named = re.search(r"\(([^()/]+)\.safetensors\)$", weights)
     if named is None:
         return None
     for key, spread in stored().items():
-        name, options = members()[key]
-        path = bundled_path(name, options)
+        path = bundled_member(key)
         if path is not None and path.stem == named.group(1) and spread.checkpoint == bundled_checkpoint(key):
             return spread
     return None

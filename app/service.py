@@ -146,7 +146,7 @@ class ModelRun:
     """
 
     result: ModelResult
-    gradcam: np.ndarray | None = None  # (H, W) in [0, 1], same grid as result.input_images
+    gradcam: np.ndarray | None = None  # (H, W) Grad-CAM activations of the top-1 class, on result.input_images' grid
     inputs: torch.Tensor | None = field(default=None, repr=False)  # (1, 3, H, W): the model's input, for maps
     photo_size: tuple[int, int] | None = None  # the photo's (width, height) as decoded, for the note on enlarged
     # photos (a large JPEG is decoded reduced, never below DECODED_SIDE: such a photo is never enlarged)
@@ -476,7 +476,7 @@ class Service:
         run = ModelRun(result, inputs=inputs, weights=weights, units=units, lens=lens)
         if loaded.spec.attention is not None:
             return run
-        return replace(run, gradcam=engine.GradCam(loaded).attribute(inputs, result.predictions[0][0].index).map)
+        return replace(run, gradcam=engine.GradCam(loaded).attribute(inputs, result.predictions[0][0].index).raw)
 
     @on_model_thread
     def dataset_curves(

@@ -51,3 +51,16 @@ def test_every_line_of_figs_8_and_9_has_its_familys_marker_and_dash():
         looks = {(t.line.color, t.line.dash, t.marker.symbol) for t in lines}
         assert len({look[1] for look in looks}) == 3 and len({look[2] for look in looks}) == 3, looks
         assert {look[0] for look in looks} == set(MODEL_COLORS[:3])
+
+
+@pytest.mark.parametrize("deficiency", DEFICIENCIES)
+def test_a_signed_maps_for_and_against_stay_apart_under_each_colour_blindness(deficiency: str):
+    """The diverging colour map of signed maps: a value and its negative are two colours for every reader."""
+    from plotly.colors import sample_colorscale, unlabel_rgb
+
+    from app.views.colour_bar import DIVERGING
+
+    for low, high in ((0.0, 1.0), (0.2, 0.8), (0.35, 0.65)):
+        sampled = sample_colorscale(DIVERGING, [low, high])
+        pair = ["#%02x%02x%02x" % tuple(round(v) for v in unlabel_rgb(c)) for c in sampled]
+        assert closest(tuple(pair), deficiency) >= APART, (low, high, pair)

@@ -16,6 +16,8 @@ from gradio_client import Client, handle_file
 from PIL import Image
 
 from app import export
+from app.views.attention import DISPLAY_SIZE
+from app.views.colour_bar import STRIP
 from tests.conftest import ROOT
 
 MODELS = ["resnet50", "vit_tiny_patch16_224"]
@@ -92,7 +94,8 @@ def test_every_png_decodes_at_its_size_and_svgs_are_svg(pack: zipfile.ZipFile):
         if name.endswith(".png"):
             image = Image.open(io.BytesIO(pack.read(name)))
             image.load()
-            size = {"figures": FIGURE_SIZE, "inputs": (224, 224), "maps": (448, 448)}[name.split("/")[0]]
+            maps = (DISPLAY_SIZE, DISPLAY_SIZE + STRIP)  # the map and its colour bar
+            size = {"figures": FIGURE_SIZE, "inputs": (224, 224), "maps": maps}[name.split("/")[0]]
             assert image.size == size, name
         elif name.endswith(".svg"):
             assert b"<svg" in pack.read(name)[:400], name

@@ -91,9 +91,9 @@ def test_the_per_patch_lens_is_a_map_method_for_token_models_with_the_layer_slid
     passes = compare.service.forward_passes
     names = [block.name for block in vit.lens.blocks]
     for layer in (2, 8):  # the CIFAR ViT's 8 blocks: the lens after each block's MLP
-        heat, caption = select_map(vit, ViewOptions(layer=layer, method=LENS))
-        np.testing.assert_array_equal(heat, vit.lens.patch_logits[names.index(f"blocks.{layer - 1}.mlp")])
-        assert f"after block {layer}/8" in caption and vit.lens.final_label in caption
+        selected = select_map(vit, ViewOptions(layer=layer, method=LENS))
+        np.testing.assert_array_equal(selected.values, vit.lens.patch_logits[names.index(f"blocks.{layer - 1}.mlp")])
+        assert f"after block {layer}/8" in selected.caption and vit.lens.final_label in selected.caption
         image, _ = compare.view(vit, ViewOptions(layer=layer, method=LENS), Look())
         assert image.ndim == 3
     assert compare.service.forward_passes == passes  # recorded in the one pass: a redraw

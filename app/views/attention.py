@@ -15,6 +15,7 @@ from PIL import Image
 from plotly.colors import sample_colorscale, unlabel_rgb
 
 from app.service import IG_DEFAULT_STEPS, ModelRun
+from app.views.colour_bar import DIVERGING, Scale, with_colour_bar
 from engine.results import AttributionMap
 
 COLORMAPS = ("inferno", "viridis", "turbo", "jet", "hot", "greys_r")
@@ -24,6 +25,17 @@ LENS = "Logit lens"  # the final class's logit of each patch token after a chose
 PER_LAYER = (ATTENTION, LENS)  # the methods drawn per layer, from the run's stored results
 DISPLAY_SIZE = 448  # the longer side of a rendered overlay, whatever the model's input size
 ENLARGED_NOTE = 4.0  # a photo enlarged this many times or more to the model's input gets a note
+SIGNED = ("Integrated Gradients", "Occlusion")  # maps with evidence for (> 0) and against (< 0) the class
+UNITS = {  # what a map's numbers are, under its colour bar
+    ATTENTION: "attention weight (a share of the CLS token's attention)",
+    LENS: "logit of the class",
+    "Grad-CAM": "Grad-CAM activation",
+    "Saliency": "|gradient| of the class logit",
+    "SmoothGrad": "|gradient| of the class logit, mean over noisy copies",
+    "Integrated Gradients": "attribution, in class-logit units",
+    "Occlusion": "drop of the class logit when blacked out",
+    "Gradient x attention": "relevance (gradient x attention)",
+}
 EMPTY_MAP = (
     "This map is empty: every position has the same value ({value:.3g}), so there is nothing to show and the "
     "photo is drawn without it (with random weights, blacking out a patch often changes nothing)"
@@ -65,6 +77,19 @@ class ViewOptions:
         return self.key(run) in run.maps
 
 
+@dataclass(frozen=True)
+class SelectedMap:
+    """A map the options asked for, in its own units, with a one-line caption saying what it is."""
+
+    values: np.ndarray  # (h, w)
+    caption: str
+    unit: str
+    signed: bool = False  # centred on 0: drawn with the diverging colour map
+
+    def scale(self) -> Scale:
+        return Scale.of(self.values, self.unit, self.signed)
+
+
 @lru_cache(maxsize=None)
 def lookup_table(colormap: str) -> np.ndarray:
     """(256, 3) uint8 colours of a plotly colorscale ("_r" suffix reverses it)."""
@@ -85,10 +110,23 @@ def upsample(heat: np.ndarray, size: tuple[int, int]) -> np.ndarray:
     return np.asarray(resized)
 
 
-def overlay(image: np.ndarray, heat: np.ndarray, colormap: str = "inferno", opacity: float = 0.6) -> np.ndarray:
-    """`heat` normalized, upsampled onto `image` (H, W, 3) uint8, coloured and alpha-blended."""
-    values = normalize(upsample(normalize(heat), image.shape[:2]))
-    colored = lookup_table(colormap)[np.round(values * 255).astype(np.uint8)].astype(np.float32)
+def centred(heat: np.ndarray) -> np.ndarray:
+    """A signed map scaled to [0, 1] with 0 at 0.5 and its largest magnitude at an end."""
+    heat = np.asarray(heat, dtype=np.float32)
+    peak = float(np.abs(heat).max())
+    return 0.5 + 0.5 * heat / peak if peak > 0 else np.full_like(heat, 0.5)
+
+
+def overlay(
+    image: np.ndarray, heat: np.ndarray, colormap: str = "inferno", opacity: float = 0.6, signed: bool = False
+) -> np.ndarray:
+    """`heat` upsampled onto `image` (H, W, 3) uint8, coloured and alpha-blended: min-max normalized through
+    `colormap`, or, `signed`, centred on 0 through the diverging colour map."""
+    if signed:
+        values, table = np.clip(centred(upsample(heat, image.shape[:2])), 0, 1), lookup_table(DIVERGING)
+    else:
+        values, table = normalize(upsample(normalize(heat), image.shape[:2])), lookup_table(colormap)
+    colored = table[np.round(values * 255).astype(np.uint8)].astype(np.float32)
     blended = (1 - opacity) * image.astype(np.float32) + opacity * colored
     return blended.round().clip(0, 255).astype(np.uint8)
 
@@ -131,39 +169,50 @@ def _class_name(run: ModelRun, target: int) -> str:
     return f"the top-1 class ({label})" if rank == 0 else f"class {label}" + (f" (top {rank + 1})" if rank else "")
 
 
-def select_map(run: ModelRun, options: ViewOptions) -> tuple[np.ndarray, str]:
-    """The (h, w) map the options ask for and a one-line caption saying what it is."""
+def select_map(run: ModelRun, options: ViewOptions) -> SelectedMap:
+    """The (h, w) map the options ask for, in its own units (an attribution's values before scaling), with a
+    caption saying what it is."""
     attention = run.result.attention
     method, target, steps = options.key(run)
     units = lens_units(run) if method == LENS else []
     if units:
         index = _layer_index(options, len(units))
         unit = run.lens.blocks[units[index]]
-        return run.lens.patch_logits[units[index]], (
+        return SelectedMap(
+            run.lens.patch_logits[units[index]],
             f"Logit lens: each patch token's logit for {run.lens.final_label} (the model's top-1), read through "
-            f"the final norm and head after block {index + 1}/{len(units)} ({unit.name})"
+            f"the final norm and head after block {index + 1}/{len(units)} ({unit.name})",
+            UNITS[LENS],
         )
     if method != ATTENTION or attention is None:
         explained = _class_name(run, target)
         if method == "Grad-CAM" and run.gradcam is not None and target == run.result.predictions[0][0].index:
-            return run.gradcam, f"Grad-CAM of {explained} on the last stage"
+            return SelectedMap(run.gradcam, f"Grad-CAM of {explained} on the last stage", UNITS[method])
         found = run.maps[(method, target, steps)]
         detail = {"Grad-CAM": " on the last stage", "Integrated Gradients": f", {steps} steps from black"}
-        return found.map, f"{method} of {explained}{detail.get(method, '')}{completeness(found)}"
+        caption = f"{method} of {explained}{detail.get(method, '')}{completeness(found)}"
+        values = found.map if found.raw is None else found.raw
+        return SelectedMap(values, caption, UNITS.get(method, "relative weight"), method in SIGNED)
+    unit = UNITS[ATTENTION]
     if options.rollout and attention.rollout is not None:
-        return attention.rollout[0], f"Attention rollout through all {len(attention.layers)} layers, CLS row"
+        layers = len(attention.layers)
+        return SelectedMap(attention.rollout[0], f"Attention rollout through all {layers} layers, CLS row", unit)
     last = len(attention.layers)
     index = _layer_index(options, last)
     layer = attention.layers[index]
     what = "CLS attention to patches" if attention.kind == "global" else "attention received within each window"
     where = f"layer {index + 1}/{len(attention.layers)} ({layer.name})"
     head = int(options.head) if options.head != MEAN else 0
+    if attention.kind != "global":
+        unit = "attention weight received (the mean over the positions of its window)"
     if 1 <= head <= layer.heads:
         distance = layer.mean_distance[head - 1]
-        return layer.maps[0, head - 1], f"{what}, {where}, head {head}/{layer.heads}; mean distance {distance:.0f} px"
+        caption = f"{what}, {where}, head {head}/{layer.heads}; mean distance {distance:.0f} px"
+        return SelectedMap(layer.maps[0, head - 1], caption, unit)
     note = f" (this layer has {layer.heads} heads)" if head else ""
     distance = float(np.mean(layer.mean_distance))
-    return layer.maps[0].mean(axis=0), f"{what}, {where}, mean of heads{note}; mean distance {distance:.0f} px"
+    caption = f"{what}, {where}, mean of heads{note}; mean distance {distance:.0f} px"
+    return SelectedMap(layer.maps[0].mean(axis=0), caption, unit)
 
 
 def completeness(found: AttributionMap) -> str:
@@ -208,11 +257,17 @@ def enlarge(image: np.ndarray, size: int = DISPLAY_SIZE) -> np.ndarray:
 
 
 def render(run: ModelRun, options: ViewOptions, colormap: str, opacity: float) -> tuple[np.ndarray, str]:
-    """The selected map over the image the model saw (enlarged for display), and its caption. An empty map (the
-    same value everywhere: nothing to show) leaves the image as it is, and the caption says so."""
-    heat, caption = select_map(run, options)
-    image, values = enlarge(run.image), np.asarray(heat, dtype=np.float32)
+    """The selected map over the image the model saw (enlarged for display) with its colour bar, and its caption,
+    which ends with what the colours mean. An empty map (the same value everywhere: nothing to show) leaves the
+    image as it is, and the caption says so."""
+    selected = select_map(run, options)
+    image, values = enlarge(run.image), np.asarray(selected.values, dtype=np.float32)
     empty = values.size == 0 or float(values.max()) <= float(values.min())
-    notes = [EMPTY_MAP.format(value=float(values.max()) if values.size else 0.0)] * empty + [size_note(run)]
-    caption = ". ".join([caption, *filter(None, notes)])
-    return (image if empty else overlay(image, heat, colormap, opacity)), caption
+    if empty:
+        notes = [EMPTY_MAP.format(value=float(values.max()) if values.size else 0.0), size_note(run)]
+        return image, ". ".join([selected.caption, *filter(None, notes)])
+    scale = selected.scale()
+    drawn = overlay(image, values, colormap, opacity, selected.signed)
+    table = lookup_table(DIVERGING if selected.signed else colormap)
+    caption = ". ".join(filter(None, [selected.caption, size_note(run), scale.words()]))
+    return with_colour_bar(drawn, scale, table), caption

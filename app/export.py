@@ -33,7 +33,7 @@ from .cifar_lab import LabRun
 from .export_browser import EXPORTS, ExportError, browser_path
 from .service import ModelRun
 from .units import lesion_of
-from .views import evidence, figures
+from .views import alt_text, evidence, figures
 from .views import texts as text
 from .views.attention import ViewOptions, render
 
@@ -273,7 +273,7 @@ def teaching_pack(
             pictures.append(Picture(image_name, run.result, f"inputs/{stem}.png", f"maps/{stem}.png", caption))
     pack.files["analysis.json"] = json.dumps(Analysis(results, device).to_json(), indent=1).encode()
     pack.files["blocks.csv"] = blocks_csv(results)
-    pack.files["handout.html"] = handout(results, list(figs), pictures, image_names, lenses).encode()
+    pack.files["handout.html"] = handout(results, figs, pictures, image_names, lenses).encode()
     return pack
 
 
@@ -294,22 +294,28 @@ def _picture(picture: Picture) -> str:
     r = picture.result
     warning = f"<p class='warning'>{escape(text.RANDOM_PRINT)}</p>" if r.random_weights else ""
     return (
-        f"<figure><img src='{picture.input_path}' alt='input'><img src='{picture.map_path}' alt='map'>{warning}"
+        f"<figure><img src='{picture.input_path}' alt='{escape(alt_text.photo(picture.image_name), quote=True)}'>"
+        f"<img src='{picture.map_path}' alt='{escape(alt_text.map_of(text.MAP_TITLE, picture.caption), quote=True)}'>"
+        f"{warning}"
         f"<figcaption><b>{escape(r.label)}</b> on {escape(picture.image_name)}: {escape(picture.caption)}."
         f"{_top5(r)}{escape(evidence.distance_here(r))}</figcaption></figure>"
     )
 
 
-def _lens_section(results: list[ModelResult], lenses: list[LogitLensResult | None] | None) -> str:
-    return (
-        f"{markdown(text.LENS)}<img class='wide' src='figures/{LENS_FIGURE}.png' alt='logit lens'>"
-        f"{markdown(evidence.lens_here(results, lenses or []))}"
-    )
+def _wide(name: str, figs: dict[str, go.Figure]) -> str:
+    """Figure `name` across the page, its text alternative saying what it found."""
+    return f"<img class='wide' src='figures/{name}.png' alt='{escape(alt_text.of(figs[name]), quote=True)}'>"
+
+
+def _lens_section(
+    results: list[ModelResult], lenses: list[LogitLensResult | None] | None, figs: dict[str, go.Figure]
+) -> str:
+    return f"{markdown(text.LENS)}{_wide(LENS_FIGURE, figs)}{markdown(evidence.lens_here(results, lenses or []))}"
 
 
 def handout(
     results: list[ModelResult],
-    figure_names: list[str],
+    figs: dict[str, go.Figure],
     pictures: list[Picture],
     image_names: list[str],
     lenses: list[LogitLensResult | None] | None = None,
@@ -318,9 +324,7 @@ def handout(
     explanation texts and what these models show, every file by relative path; nothing about the app's
     controls."""
     rows = "".join(_picture(p) for p in pictures)
-    spectra = "".join(
-        f"<img class='wide' src='figures/{n}.png' alt='{n}'>" for n in figure_names if n.startswith("fig2a")
-    )
+    spectra = "".join(_wide(name, figs) for name in figs if name.startswith("fig2a"))
     weights = "".join(
         f"<li><b>{escape(r.label)}</b>: {escape(r.weights)}"
         f"{f' <span class=warning>{escape(text.RANDOM_PRINT)}</span>' if r.random_weights else ''}</li>"
@@ -340,11 +344,11 @@ figure img{{width:155px;image-rendering:pixelated;margin-right:4px}} figcaption{
 <h2>Models and weights</h2><ul>{weights}</ul>
 {markdown(text.COMPARE_ABOUT)}<div>{rows}</div>
 {markdown(text.FOURIER)}{spectra}
-{markdown(text.HIGH_FREQUENCY_ABOUT)}<img class="wide" src="figures/fig8-high-frequency.png" alt="Fig 8">
+{markdown(text.HIGH_FREQUENCY_ABOUT)}{_wide("fig8-high-frequency", figs)}
 {markdown(evidence.high_frequency_here(results))}
-{markdown(text.VARIANCE)}<img class="wide" src="figures/fig9-variance.png" alt="Fig 9">
+{markdown(text.VARIANCE)}{_wide("fig9-variance", figs)}
 {markdown(evidence.variance_here(results))}
-{_lens_section(results, lenses) if LENS_FIGURE in figure_names else ""}
+{_lens_section(results, lenses, figs) if LENS_FIGURE in figs else ""}
 <h2>Data</h2><p>Every value: <a href="analysis.json">analysis.json</a> (the app's JSON) and
 <a href="blocks.csv">blocks.csv</a> (one row per model and block). Vector figures: the .svg files
 beside the PNGs in the folder figures.</p>

@@ -36,6 +36,9 @@ EXTRA = ["ViT-Ti/16", "ViT-S/16", "DeiT-S"]  # ticked after the first two: the f
 CIFAR = ("airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck")
 PICKED_MAP = "Saliency"
 TABS = ["Compare models", "AlterNet (Section 4)", "Paper figures", "Guided tour"]
+PLOT_NAMES = """() => [...document.querySelectorAll('.js-plotly-plot')].filter((p) => p.offsetParent !== null)
+    .map((p) => { const svg = p.querySelector('svg.main-svg');
+                  return svg && svg.getAttribute('role') === 'img' ? svg.getAttribute('aria-label') || '' : ''; })"""
 SEVERE = ("critical", "serious")  # axe-core's impacts that shut a student out
 BAD_SPEC, GOOD_SPEC = "s1:1,s5:2,s3:9,foo", "s3:6,s4:2,s4:4"
 DRAWING = "AlterNet architecture, MSA blocks {spec}"  # Fig 11's aria-label
@@ -607,17 +610,24 @@ def export_figure(front: Front, photo: Path) -> None:
 
 def audit(front: Front, photo: Path) -> None:
     """axe-core (axe-playwright-python) on every tab after an analysis: no critical or serious violation (missing
-    text alternatives, unnamed buttons, low contrast); the framework's own that remain are listed in docs/guide.md."""
-    found = {}
+    text alternatives, unnamed buttons, low contrast); the framework's own that remain are listed in docs/guide.md.
+    Every plot shown is a named picture for a screen reader, its name saying what it found."""
+    found, plots = {}, {}
     for tab in TABS:
         front.tab(tab)
         front.settle()
-        front.page.wait_for_timeout(1500)  # the tab's plots drawn
+        front.page.wait_for_timeout(1500)  # the tab's plots drawn (and named: the page's script waits 0.2 s)
         violations = Axe().run(front.page).response["violations"]
         found[tab] = sorted(f"{v['id']}: {v['nodes'][0]['target']}" for v in violations if v["impact"] in SEVERE)
+        plots[tab] = front.page.evaluate(PLOT_NAMES)
     front.tab("Compare models")
-    front.seen["accessibility"] = found
+    front.seen["accessibility"], front.seen["plot names"] = found, plots
     assert not any(found.values()), found
+    compare = plots["Compare models"]
+    assert len(compare) >= 4 and all(compare), compare  # Fig 2a per model, Figs 8 and 9, the logit lens
+    assert all(all(names) for names in plots.values()), plots
+    fig9 = next(name for name in compare if name.startswith("Fig 9"))
+    assert "MSA units lowered it in" in fig9, fig9  # what it found, counted, as the page says under it
 
 
 def tour(front: Front, photo: Path) -> None:

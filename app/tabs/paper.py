@@ -19,6 +19,7 @@ from app.paper_findings import ORDER, PaperFindings
 from app.service import Report
 from app.tabs import Download, problem, problems
 from app.views import texts as text
+from app.views.alt_text import described
 from engine.data.images import ImageInput
 from engine.paper.findings import FINDINGS
 
@@ -72,7 +73,7 @@ class PaperTab:
         if not image:
             raise problem("Upload a photo or pick a sample first.")
         with problems():
-            return self.board.photo_noise(image, report=report)
+            return described(self.board.photo_noise(image, report=report))
 
     @staticmethod
     def export(recomputed: Recomputed) -> Download:
@@ -85,12 +86,13 @@ def _drawn(name: str, recomputed: dict | None) -> Section:
     """Analysis `name`'s section: `recomputed` in the session, or None for the stored results."""
     shown = recomputed or findings.sections({})[name]
     finding = FINDINGS.get(name)
+    caption = findings.caption(name, shown, recomputed=recomputed is not None)
     return Section(
         name,
         findings.FIGURES[name].explanation,
-        findings.figures(name, shown),
+        [described(fig, caption) for fig in findings.figures(name, shown)],
         findings.panels(name),
-        findings.caption(name, shown, recomputed=recomputed is not None),
+        caption,
         finding and f"Recompute ({finding.figure})",
         finding.images if finding else 0,
     )

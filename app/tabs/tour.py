@@ -80,6 +80,7 @@ class TourTab:
             figure, image, verdict = getattr(self, f"_{key}")(intact, look)
         if intact != runs and key in READS_RUNS:
             verdict = Verdict(verdict.holds, f"{verdict.text}\n\n{text.TOUR_INTACT}", verdict.numbers)
+        figure = figure and alt_text.described(figure, verdict.text)
         return TourStep(key, KEYS.index(key) + 1, title, statement, figure, image, verdict, try_this)
 
     def steps(self, runs: list[ModelRun], look: Look = Look()) -> list[TourStep]:
@@ -191,7 +192,8 @@ def tour_html(steps: list[TourStep], pngs: dict[str, bytes], photo: str = "", mo
     read = f"On {escape(photo or 'the photo')}, analyzed by {escape(', '.join(models or []) or 'the models')}. "
     pages = []
     for step in steps:
-        figure = f"<img class='wide' src='figures/tour-{step.key}.png' alt='{escape(step.title)}'>" * (step.key in pngs)
+        described = escape(alt_text.of(step.figure), quote=True) if step.figure is not None else ""
+        figure = f"<img class='wide' src='figures/tour-{step.key}.png' alt='{described}'>" * (step.key in pngs)
         said = escape(alt_text.picture(step.title, step.verdict.text), quote=True)
         picture = f"<img class='pic' src='pictures/tour-{step.key}.png' alt='{said}'>" * (step.image is not None)
         pages.append(

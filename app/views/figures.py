@@ -16,6 +16,8 @@ import plotly.graph_objects as go
 from plotly.colors import sample_colorscale
 
 from app.units import lesion_of
+from app.views import evidence
+from app.views.alt_text import described
 from engine.analyses.logit_lens import LogitLensResult
 from engine.errors import EngineError
 from engine.models.registry import get_spec
@@ -138,7 +140,7 @@ def fourier_spectrum(result: ModelResult) -> go.Figure:
     layout(fig, title, "Frequency", "Δ Log amplitude", x_range=(0, 1))
     fig.update_layout(margin={"t": 30 + 18 * (title.count("<br>") + 1)})
     fig.update_xaxes(tickvals=np.linspace(0, 1, 6), ticktext=[f"{v:.1f}π" for v in np.linspace(0, 1, 6)])
-    return fig
+    return described(fig)
 
 
 def _y_range(values: list[float], log_y: bool) -> list[float]:
@@ -252,13 +254,17 @@ def _by_depth(
 def high_frequency(results: list[ModelResult], shaded: int | None = 0) -> go.Figure:
     """Fig 8: Δ log amplitude at 1.0π per block against normalized depth."""
     title = "Fig 8 · high-frequency Δ log amplitude (1.0π)"
-    return _by_depth(results, lambda b: b.high_freq, title, "Δ log amplitude", ".3f", shaded=shaded)
+    fig = _by_depth(results, lambda b: b.high_freq, title, "Δ log amplitude", ".3f", shaded=shaded)
+    return described(fig, evidence.high_frequency_here(results))
 
 
 def variance(results: list[ModelResult], log_y: bool = True, shaded: int | None = 0) -> go.Figure:
     """Fig 9: feature-map variance per block against normalized depth (log axis by default)."""
     title = "Fig 9 · feature map variance"
-    return _by_depth(results, lambda b: b.variance, title, "Variance", ".3g", log_y, shaded)
+    return described(
+        _by_depth(results, lambda b: b.variance, title, "Variance", ".3g", log_y, shaded),
+        evidence.variance_here(results),
+    )
 
 
 def answer_curve(results: list[ModelResult], lenses: list[LogitLensResult | None], shaded: int | None = 0) -> go.Figure:
@@ -289,4 +295,4 @@ def answer_curve(results: list[ModelResult], lenses: list[LogitLensResult | None
         "p(final class)",
         x_range=(0, 1),
     )
-    return fig.update_yaxes(range=[0, 1.02])
+    return described(fig.update_yaxes(range=[0, 1.02]), evidence.lens_here(results, lenses))

@@ -14,3 +14,26 @@ FOCUS_CSS = f"""
 :focus-visible {{outline: {FOCUS_WIDTH_PX}px solid {FOCUS_COLOUR} !important; outline-offset: 2px !important}}
 label:has(> input:focus-visible) {{outline: {FOCUS_WIDTH_PX}px solid {FOCUS_COLOUR}; outline-offset: 2px}}
 """
+
+# Gives every plotly plot its text alternative: the words a figure carries in `layout.meta.alt`
+# (app/views/alt_text.described) become the name of its drawing (role img), and the second drawing plotly lays
+# over it (title, legend: said in the words already) is hidden from screen readers. Run once per page.
+DESCRIBE_PLOTS = """() => {
+    if (window.describingPlots) return;
+    window.describingPlots = true;
+    const describe = () => document.querySelectorAll('.js-plotly-plot').forEach((plot) => {
+        const alt = plot.layout && plot.layout.meta && plot.layout.meta.alt;
+        const [drawing, ...over] = plot.querySelectorAll('svg.main-svg');
+        if (!alt || !drawing || drawing.getAttribute('aria-label') === alt) return;
+        drawing.setAttribute('role', 'img');
+        drawing.setAttribute('aria-label', alt);
+        over.forEach((svg) => svg.setAttribute('aria-hidden', 'true'));
+    });
+    let queued = false;
+    new MutationObserver(() => {
+        if (queued) return;
+        queued = true;
+        setTimeout(() => { queued = false; describe(); }, 200);
+    }).observe(document.body, {childList: true, subtree: true});
+    describe();
+}"""

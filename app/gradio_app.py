@@ -38,7 +38,7 @@ from app.tabs.dataset import DatasetTab
 from app.tabs.paper import PaperTab
 from app.tabs.tour import TourTab
 from app.views import texts as text
-from app.views.page_style import DESCRIBE_PLOTS
+from app.views.page_style import DESCRIBE_PLOTS, KEEP_FOCUS
 
 QUEUE_SIZE = 64  # requests waiting past this are refused with "queue is full"
 CONCURRENCY = 8  # events of one kind in progress at once; their model work takes turns (app/turns.py)
@@ -97,6 +97,7 @@ def build() -> Explorer:
         demo.load(None, js=SHOW_REFUSALS)
         demo.load(None, js=NAMING_SAMPLES)
         demo.load(None, js=DESCRIBE_PLOTS)
+        demo.load(None, js=KEEP_FOCUS)
         sessions = Sessions(demo, files, SESSIONS_HIGH_MB)
         demo.unload(sessions.close)
     return Explorer(demo, uploads, files, sessions)

@@ -32,7 +32,7 @@ from app.streamlit_ui.photo import digest, photo  # noqa: E402
 from app.streamlit_ui.resources import service  # noqa: E402
 from app.streamlit_ui.tour import linked, tour_tab  # noqa: E402
 from app.views import texts as text  # noqa: E402
-from app.views.page_style import CONTRAST_CSS, DESCRIBE_PLOTS, FOCUS_CSS  # noqa: E402
+from app.views.page_style import CONTRAST_CSS, DESCRIBE_PLOTS, FOCUS_CSS, KEEP_FOCUS  # noqa: E402
 from app.views.texts import LABEL  # noqa: E402
 
 configure_logging()  # the server log laid out as Gradio's
@@ -57,7 +57,7 @@ STYLE = f"""<style>
 # (not the page); the tabs and the chosen models wrap onto another line rather than scroll out of sight (as Gradio's
 # tabs, overflow "wrap", and its checkboxes); the focus ring and contrast: app/views/page_style
 st.html(STYLE)
-st.html(f"<script>({DESCRIBE_PLOTS})()</script>", unsafe_allow_javascript=True)  # plots' text alternatives
+st.html(f"<script>({DESCRIBE_PLOTS})(); ({KEEP_FOCUS})()</script>", unsafe_allow_javascript=True)  # page_style
 st.markdown(text.INTRO)
 if not service().online:
     st.warning(text.OFFLINE)

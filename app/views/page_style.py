@@ -37,3 +37,23 @@ DESCRIBE_PLOTS = """() => {
     }).observe(document.body, {childList: true, subtree: true});
     describe();
 }"""
+
+# Keeps a keyboard user's place when a framework redraws the control they were on (the photo widget after a file
+# is chosen, in both front ends): focus would fall to the page's top; it goes to the first control of the same
+# widget instead. Only where the focused element itself left the page: a click on the page's background still
+# takes focus away. Run once per page.
+KEEP_FOCUS = """() => {
+    if (window.keepingFocus) return;
+    window.keepingFocus = true;
+    const WIDGET = '.block, [data-testid=stElementContainer]';  // a Gradio component, a Streamlit element
+    const FOCUSABLE = 'button:not([disabled]), input:not([type=file]):not([disabled]), select, textarea, a[href], '
+        + '[tabindex]:not([tabindex="-1"])';
+    let last = null, home = null;
+    document.addEventListener('focusin', (event) => { last = event.target; home = last.closest(WIDGET); });
+    const restore = () => {
+        if (document.activeElement !== document.body || !last || last.isConnected || !home || !home.isConnected) return;
+        const next = [...home.querySelectorAll(FOCUSABLE)].find((element) => element.offsetParent !== null);
+        if (next) next.focus({preventScroll: true});
+    };
+    new MutationObserver(() => setTimeout(restore, 50)).observe(document.body, {childList: true, subtree: true});
+}"""

@@ -1,0 +1,173 @@
+"""The journey by keyboard alone, in a real headless Chromium through both front ends: Tab and Shift-Tab move, Enter,
+Space, arrows and typing act; nothing is clicked. A photo is uploaded through the file dialog that Enter or Space
+opens on the upload control (and focus stays on the photo's widget after it), a model is taken off, Analyze, the
+first column's map changed, the tour's Next, a figure exported. Every control that takes focus on the way shows a
+ring at least 2 px wide, and at each control acted on the ring's colour has at least 3:1 contrast to the page."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from playwright.sync_api import Page, expect
+
+from app.views.page_style import FOCUS_WIDTH_PX
+from app.views.texts import LABEL
+from tests.conftest import streamlit_settled
+from tests.test_streamlit import streamlit_url  # noqa: F401  (the real Streamlit server, a fixture)
+
+ANALYSIS_MS = 15 * 60_000
+PRESSES = 150  # the most Tab presses from one control to the next one wanted
+VIT = "ViT/4 (CIFAR"
+FOCUSED = """() => {
+    const e = document.activeElement;
+    if (!e || e === document.body) return null;
+    const label = e.closest('label');
+    const ring = (el) => { const s = getComputedStyle(el);
+        return s.outlineStyle === 'none' ? [0, ''] : [parseFloat(s.outlineWidth), s.outlineColor]; };
+    const [own, ownColour] = ring(e), [held, heldColour] = label ? ring(label) : [0, ''];
+    const name = e.getAttribute('aria-label') || (label ? label.innerText : '') || e.innerText || e.value || '';
+    return {name: name.replace(/\\s+/g, ' ').trim(), role: e.getAttribute('role') || e.type || e.tagName.toLowerCase(),
+            width: Math.max(own, held), colour: own >= held ? ownColour : heldColour, tag: e.tagName}; }"""
+
+
+def luminance(colour: str) -> float:
+    r, g, b = (int(v) / 255 for v in re.findall(r"\d+", colour)[:3])
+    linear = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in (r, g, b)]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+def contrast(a: str, b: str) -> float:
+    high, low = sorted((luminance(a), luminance(b)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+class Keyboard:
+    """Moves focus with Tab (or Shift-Tab) until the wanted control has it, checking every ring on the way."""
+
+    def __init__(self, page: Page) -> None:
+        self.page, self.rings = page, []
+
+    def to(self, name: str | re.Pattern, role: str = "", back: bool = False) -> dict:
+        wanted = re.compile(re.escape(name)) if isinstance(name, str) else name
+        for _ in range(PRESSES):
+            self.page.keyboard.press("Shift+Tab" if back else "Tab")
+            focused = self.page.evaluate(FOCUSED)
+            if focused is None or focused["tag"] in ("MAIN", "BODY"):
+                continue
+            self.rings.append((focused["name"][:40], focused["width"]))
+            assert focused["width"] >= 2, f"no focus ring on {focused}"
+            if wanted.search(focused["name"]) and (not role or focused["role"] == role):
+                self.page.wait_for_timeout(400)  # the ring's colour eases in (Gradio's buttons)
+                focused = self.page.evaluate(FOCUSED)
+                background = self.page.evaluate("() => getComputedStyle(document.body).backgroundColor")
+                assert contrast(focused["colour"], background) >= 3, focused
+                return focused
+        seen = [name for name, _ in self.rings[-PRESSES:]]
+        raise AssertionError(f"no control named {wanted.pattern!r} ({role or 'any role'}) in {PRESSES} presses: {seen}")
+
+    def press(self, key: str) -> None:
+        self.page.keyboard.press(key)
+
+
+def upload(keys: Keyboard, control: str, key: str, photo: Path, role: str = "") -> None:
+    """The file dialog opened from the keyboard on `control`, `photo` chosen in it; focus stays in the widget."""
+    chosen = []
+
+    def choose(chooser) -> None:
+        chosen.append(chooser)
+        chooser.set_files(str(photo))
+
+    keys.page.on("filechooser", choose)  # before the key: a dialog is caught only once this is listening
+    keys.to(control, role)
+    keys.press(key)
+    keys.page.wait_for_timeout(3000)
+    keys.page.remove_listener("filechooser", choose)
+    assert len(chosen) == 1, f"{key} on {control!r} opened {len(chosen)} file dialogs"
+    focused = keys.page.evaluate(FOCUSED)
+    assert focused is not None, "focus fell to the page's top after the file was chosen"
+
+
+def test_gradio_by_keyboard(page: Page, server_url: str, sample_photo: Path):
+    page.goto(server_url)
+    page.get_by_role("button", name=LABEL.analyze).wait_for(timeout=60_000)
+    keys = Keyboard(page)
+    upload(keys, "Drop an image file here to upload", "Enter", sample_photo)
+    page.locator("#image-input img").first.wait_for(timeout=60_000)
+    keys.to(VIT, "checkbox")
+    keys.press("Space")
+    expect(page.locator("#models").get_by_label(re.compile(re.escape(VIT)))).not_to_be_checked()
+    keys.to(LABEL.analyze)
+    keys.press("Enter")
+    expect(page.locator("#status")).to_contain_text("Analyzed 2 models", timeout=ANALYSIS_MS)
+    keys.to(LABEL.method, "combobox")  # the first column's map
+    page.keyboard.type("Saliency")
+    keys.press("Enter")
+    expect(page.locator("#model-0 .caption").first).to_contain_text("Saliency of", timeout=ANALYSIS_MS)
+    keys.to("Guided tour", "tab")
+    keys.press("Enter")
+    keys.to("Next →")
+    keys.press("Enter")
+    expect(page.locator("#tour-progress")).to_contain_text("Step 2 of", timeout=ANALYSIS_MS)
+    keys.to("Compare models", "tab", back=True)
+    keys.press("Enter")
+    keys.to(LABEL.exports)
+    keys.press("Enter")
+    keys.to(LABEL.export_figure)
+    keys.press("Enter")
+    page.locator("#export-file a[download]").first.wait_for(timeout=ANALYSIS_MS)
+    with page.expect_download(timeout=ANALYSIS_MS) as started:
+        keys.to(re.compile(r"B ⇣$"))  # Gradio names the file's link by its size
+        keys.press("Enter")
+    assert started.value.suggested_filename.endswith(".png")
+    assert all(width >= FOCUS_WIDTH_PX for _, width in keys.rings), keys.rings
+
+
+def test_streamlit_by_keyboard(page: Page, streamlit_url: str, sample_photo: Path):  # noqa: F811
+    page.goto(streamlit_url)
+    page.get_by_role("button", name=LABEL.analyze).wait_for(timeout=60_000)
+    streamlit_settled(page)
+    keys = Keyboard(page)
+    upload(keys, re.compile("^(upload )?Upload$"), "Space", sample_photo)
+    page.locator("[data-testid=stFileChipName]", has_text=sample_photo.name).first.wait_for(timeout=60_000)
+    streamlit_settled(page)
+    keys.to(LABEL.models.format(count=4), "combobox")
+    keys.press("Backspace")  # the last model picked (the ViT) taken off
+    keys.press("Escape")
+    streamlit_settled(page)
+    keys.to(LABEL.analyze)
+    keys.press("Enter")
+    expect(page.get_by_text(re.compile("Analyzed 2 models"))).to_be_visible(timeout=ANALYSIS_MS)
+    streamlit_settled(page)
+    keys.to(LABEL.method, "combobox")
+    page.keyboard.type("Saliency")
+    keys.press("Enter")
+    streamlit_settled(page)
+    expect(page.get_by_text(re.compile("^Where it looks.*Saliency of")).first).to_be_visible(timeout=ANALYSIS_MS)
+    keys.to("Compare models", "tab")
+    for _ in range(3):
+        keys.press("ArrowRight")
+    keys.press("Enter")
+    streamlit_settled(page)
+    keys.to("Next →")
+    keys.press("Enter")
+    streamlit_settled(page)
+    tour = page.locator("[data-testid=stProgress]").filter(has_text="Step ").first
+    expect(tour).to_contain_text("Step 2 of", timeout=ANALYSIS_MS)
+    keys.to("Guided tour", "tab", back=True)
+    for _ in range(3):
+        keys.press("ArrowLeft")
+    keys.press("Enter")
+    streamlit_settled(page)
+    keys.to(LABEL.exports)
+    keys.press("Enter")
+    streamlit_settled(page)
+    keys.to(LABEL.export_figure)
+    keys.press("Enter")
+    page.get_by_role("button", name=re.compile(r"^Download fig")).wait_for(timeout=ANALYSIS_MS)
+    streamlit_settled(page)
+    with page.expect_download(timeout=ANALYSIS_MS) as started:
+        keys.to(re.compile(r"^Download fig"))
+        keys.press("Enter")
+    assert started.value.suggested_filename.startswith("fig")
+    assert all(width >= FOCUS_WIDTH_PX for _, width in keys.rings), keys.rings

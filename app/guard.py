@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import hashlib
 import ipaddress
 import json
 import logging
@@ -20,6 +21,7 @@ import tempfile
 import time
 from collections import OrderedDict, deque
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Callable
 
@@ -65,6 +67,27 @@ class Uploads:
 
     roots: tuple[Path, ...]
     public: frozenset[Path] = frozenset()
+
+    @cached_property
+    def _public_digests(self) -> dict[int, set[str]]:
+        """The public files' SHA-256 digests, by size."""
+        digests: dict[int, set[str]] = {}
+        for path in self.public:
+            try:
+                digests.setdefault(path.stat().st_size, set()).add(hashlib.sha256(path.read_bytes()).hexdigest())
+            except OSError:
+                continue
+        return digests
+
+    def copy_of_public(self, path: Path) -> bool:
+        """Whether `path` holds the same bytes as a public file: Gradio stores a sample photo shown as an example and
+        an upload of the same photo under one path (by content), so deleting one visitor's upload would delete the
+        sample's picture for every page."""
+        try:
+            wanted = self._public_digests.get(path.stat().st_size)
+            return bool(wanted) and hashlib.sha256(path.read_bytes()).hexdigest() in wanted
+        except OSError:
+            return False
 
     @classmethod
     def gradio(cls, public: tuple[Path, ...] = ()) -> Uploads:
@@ -293,7 +316,8 @@ class SessionFiles:
     """The uploaded files each browser session named in its requests, so that a closed session's uploads are
     deleted with it. Uploads are stored by their content's hash, so two visitors uploading the same photo share one
     file: a file another holder named (a session, or the address of a client that sends none, such as a REST
-    client), or that was uploaded again since the session last named it, is kept. (The page's upload request does
+    client), or that was uploaded again since the session last named it, or that holds a sample photo's bytes (the
+    sample's own picture, where Gradio stores both under one path), is kept. (The page's upload request does
     not say its session, so a visitor who uploaded the same photo and has not yet used it can find it gone: the
     page then says it cannot be read, and an upload again mends it.) `prune` forgets files deleted since."""
 
@@ -318,7 +342,7 @@ class SessionFiles:
         deleted = 0
         for path, when in mine.items():
             try:
-                if path in others or path.stat().st_mtime > when:
+                if path in others or path.stat().st_mtime > when or self.uploads.copy_of_public(path):
                     continue
                 path.unlink()
                 deleted += 1

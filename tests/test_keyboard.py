@@ -7,18 +7,22 @@ ring at least 2 px wide, and at each control acted on the ring's colour has at l
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
 
 from playwright.sync_api import Page, expect
 
 from app.views.page_style import FOCUS_WIDTH_PX
 from app.views.texts import LABEL
-from tests.conftest import streamlit_settled
+from tests.conftest import Server, streamlit_settled
 from tests.test_streamlit import streamlit_url  # noqa: F401  (the real Streamlit server, a fixture)
 
 ANALYSIS_MS = 15 * 60_000
 PRESSES = 150  # the most Tab presses from one control to the next one wanted
 VIT = "ViT/4 (CIFAR"
+PAGE_CLOSED = "a page closed:"
+SAMPLES_SHOWN = """() => { const shown = [...document.querySelectorAll('#sample-photos img')];
+    return shown.length === 3 && shown.every((img) => img.complete && img.naturalWidth > 0); }"""
 FOCUSED = """() => {
     const e = document.activeElement;
     if (!e || e === document.body) return null;
@@ -88,7 +92,8 @@ def upload(keys: Keyboard, control: str, key: str, photo: Path, role: str = "") 
     assert focused is not None, "focus fell to the page's top after the file was chosen"
 
 
-def test_gradio_by_keyboard(page: Page, server_url: str, sample_photo: Path):
+def test_gradio_by_keyboard(page: Page, server: Server, sample_photo: Path):
+    server_url, closed_before = server.url, server.log.read_text().count(PAGE_CLOSED)
     page.goto(server_url)
     page.get_by_role("button", name=LABEL.analyze).wait_for(timeout=60_000)
     keys = Keyboard(page)
@@ -121,6 +126,14 @@ def test_gradio_by_keyboard(page: Page, server_url: str, sample_photo: Path):
         keys.press("Enter")
     assert started.value.suggested_filename.endswith(".png")
     assert all(width >= FOCUS_WIDTH_PX for _, width in keys.rings), keys.rings
+    page.goto("about:blank")  # the page closed: its upload is deleted, but not the sample's picture of the same bytes
+    deadline = time.monotonic() + 60
+    while server.log.read_text().count(PAGE_CLOSED) == closed_before:
+        assert time.monotonic() < deadline, "the closed page was not seen"
+        time.sleep(0.5)
+    page.goto(server_url)
+    page.get_by_role("button", name=LABEL.analyze).wait_for(timeout=60_000)
+    page.wait_for_function(SAMPLES_SHOWN, timeout=30_000)
 
 
 def test_streamlit_by_keyboard(page: Page, streamlit_url: str, sample_photo: Path):  # noqa: F811

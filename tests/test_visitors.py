@@ -8,6 +8,7 @@ import os
 import pickle
 import threading
 import time
+from io import BytesIO
 from pathlib import Path
 from typing import Iterator
 
@@ -99,8 +100,10 @@ def test_the_upload_folder_stays_under_its_cap(server: Server, folder: Path):
 def test_a_closed_pages_uploads_and_exports_are_deleted_with_it(output_dir: Path, tmp_path: Path, sample_photo: Path):
     with gradio_server(output_dir / "visitors-close.log", {"GRADIO_TEMP_DIR": str(tmp_path)}) as server:
         session = "closing-page"
-        path = httpx.post(f"{server.url}/gradio_api/upload", files={"files": ("cat.jpg", sample_photo.read_bytes())})
-        photo = {"path": path.json()[0], "meta": {"_type": "gradio.FileData"}, "orig_name": "cat.jpg"}
+        own = BytesIO()
+        Image.open(sample_photo).save(own, "PNG")  # the visitor's own photo (a sample's bytes are kept: see below)
+        path = httpx.post(f"{server.url}/gradio_api/upload", files={"files": ("cat.png", own.getvalue())})
+        photo = {"path": path.json()[0], "meta": {"_type": "gradio.FileData"}, "orig_name": "cat.png"}
         assert Path(photo["path"]).is_file()
         closed = threading.Event()
 
@@ -164,3 +167,17 @@ def test_a_shared_upload_outlives_one_of_its_sessions(tmp_path: Path):
     os.utime(again, (later, later))  # uploaded again (by another page) after page a named it
     assert files.forget("page a") == 1
     assert shared.exists() and again.exists() and not own.exists() and not own.parent.exists()
+
+
+def test_an_upload_of_a_sample_photo_is_not_deleted_with_its_page(tmp_path: Path, sample_photo: Path):
+    """Gradio keeps a sample shown as an example and an upload of the same photo at one path (by content): the page
+    that uploaded it closing must not take the sample's picture from every page (seen: a broken cat thumbnail)."""
+    root = tmp_path / "uploads"
+    files = SessionFiles(Uploads((root,), frozenset({sample_photo})))
+    same, other = root / "a" / sample_photo.name, root / "b" / sample_photo.name
+    for path, data in ((same, sample_photo.read_bytes()), (other, sample_photo.read_bytes()[:-1] + b"\0")):
+        path.parent.mkdir(parents=True)
+        path.write_bytes(data)
+    files.note("page a", [str(same), str(other)])
+    assert files.forget("page a") == 1
+    assert same.exists() and not other.exists()

@@ -3,6 +3,7 @@
 from . import models  # noqa: E402,F401  (registers the CIFAR-10 models: AlterNet, PreAct ResNet, ViT)
 from .analyses.block_measures import Analyzer, analyze
 from .analyses.dataset_curves import DatasetCurves, DatasetResult
+from .analyses.faithfulness import DeletionInsertion, Faithfulness
 from .analyses.gradcam import GradCam
 from .analyses.lesion import Lesion
 from .data.images import PixelBudget, load_image
@@ -20,6 +21,8 @@ __all__ = [
     "Analyzer",
     "DatasetCurves",
     "DatasetResult",
+    "DeletionInsertion",
+    "Faithfulness",
     "CheckpointError",
     "EngineError",
     "GradCam",

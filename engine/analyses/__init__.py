@@ -5,6 +5,7 @@
     dataset_curves  the same averaged over a folder or ZIP, streamed (one process or torchrun)
     gradcam         where a model looks (models without recorded attention)
     attributions    Saliency, SmoothGrad, Integrated Gradients, Occlusion, gradient x attention (captum)
+    faithfulness    can a map be trusted: deletion and insertion against random pixel orders (RISE)
     logit_lens      the model's own norm and head after every block: when the answer appears
     noise           Fig 2b: accuracy under noise of one frequency band at a time
     similarity      Fig 10a: linear CKA between the blocks of one or two models

@@ -21,7 +21,7 @@ from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Iterator, TypeVar
+from typing import Any, Callable, Hashable, Iterator, TypeVar
 
 import numpy as np
 import torch
@@ -47,6 +47,7 @@ from engine.analyses.budget import (
     sized_batch,
 )
 from engine.analyses.dataset_curves import IMAGE_SUFFIXES, DatasetCurves, image_names
+from engine.analyses.faithfulness import Faithfulness, RandomOrders
 from engine.analyses.logit_lens import LogitLens, LogitLensResult
 from engine.data.images import ImageInput
 from engine.data.zip_images import unpack_images
@@ -84,6 +85,7 @@ MODEL_THREADS = 64  # jobs waiting for their turn or computing at once (Gradio's
 MAX_IG_STEPS = 256  # Integrated Gradients' path points at most (the page's slider ends at 128)
 log = logging.getLogger("vit_explorer")
 Report = Callable[[float, str], None]
+Progress = Callable[[int, int], None]  # an engine analysis's (done, total) passes
 Options = tuple[tuple[str, object], ...]
 Method = TypeVar("Method", bound=Callable[..., Any])
 Loading = tuple[int, engine.LoadedModel, Weights]  # position, loaded model, its weights
@@ -155,6 +157,8 @@ class ModelRun:
     lesion: tuple[int, ...] = ()
     original: ModelRun | None = field(default=None, repr=False)
     maps: dict[MapKey, AttributionMap] = field(default_factory=dict, repr=False)  # computed once per run
+    checks: dict[tuple[Hashable, int], Faithfulness] = field(default_factory=dict, repr=False)  # a map's, by its key
+    random_orders: dict[int, RandomOrders] = field(default_factory=dict, repr=False)  # per class: its maps' baseline
     lens: LogitLensResult | None = None  # the logit lens: when the answer appears
 
     @property
@@ -419,44 +423,79 @@ class Service:
                     "class out of range",
                 )
             analysis = cls(loaded, steps=key[2]) if cls is IntegratedGradients else cls(loaded)
-            if not hasattr(analysis, "batch_size"):
-                raise refuse(f"{method} has no internal batch to size", "unsized method")
-            asked, need, budget = analysis.batch_size, self.footprint(loaded), request_budget()
-            try:
-                analysis.batch_size = sized_batch(analysis, need, budget)
-                expected = check_time(analysis, need, REQUEST_SECONDS)
-            except TooLarge as exc:
-                raise refuse(str(exc), "map over the memory budget") from None
-            images = max(expected.cost.forward + expected.cost.backward, 1)  # a batch is one turn: about TURN_S
-            turn = max(MIN_TURN_BATCH, int(TURN_S * images / max(expected.seconds, 1e-6)))
-            analysis.batch_size = min(analysis.batch_size, turn)
-            log.info(
-                "%s on %s: internal batch %d of %d, ~%s within %s",
-                method,
-                loaded.name,
-                analysis.batch_size,
-                asked,
-                amount(bytes_at(analysis, need, analysis.batch_size)),
-                amount(budget),
-            )
-
-            def progress(done: int, total: int, report: Report = self.boundary(report)) -> None:
-                if (spent := self.turns.computed()) > OVERTIME * REQUEST_SECONDS:
-                    raise refuse(
-                        f"{method} on {loaded.spec.label} was stopped after {spent / 60:.1f} min of computing "
-                        f"({done} of {total} passes; it was expected to take {expected.text}): this server allows "
-                        f"{REQUEST_SECONDS / 60:.0f} min per request: try fewer steps or samples, Saliency, or a "
-                        "smaller model",
-                        "map over its time",
-                    )
-                report(done / total, f"{method}: {done}/{total} passes, {expected.text} in all")
-
+            progress = self._bounded(analysis, loaded, method, report)
             try:
                 with engine.Lesion(loaded, run.lesion):
                     run.maps[key] = analysis.attribute(run.inputs, key[1], progress)
             finally:
                 give_back()
         return run.maps[key]
+
+    def _bounded(self, analysis: Any, loaded: engine.LoadedModel, method: str, report: Report | None) -> Progress:
+        """`analysis` fitted to the request's budgets (its internal batch sized to the memory budget and to a turn;
+        refused when over the memory or time budget) and the progress to hand it: it reports to `report` and stops
+        the work when it runs over its time (a Stop or a departed page stops it at a batch boundary)."""
+        if not hasattr(analysis, "batch_size"):
+            raise refuse(f"{method} has no internal batch to size", "unsized method")
+        asked, need, budget = analysis.batch_size, self.footprint(loaded), request_budget()
+        try:
+            analysis.batch_size = sized_batch(analysis, need, budget)
+            expected = check_time(analysis, need, REQUEST_SECONDS)
+        except TooLarge as exc:
+            raise refuse(str(exc), "map over the memory budget") from None
+        images = max(expected.cost.forward + expected.cost.backward, 1)  # a batch is one turn: about TURN_S
+        turn = max(MIN_TURN_BATCH, int(TURN_S * images / max(expected.seconds, 1e-6)))
+        analysis.batch_size = min(analysis.batch_size, turn)
+        log.info(
+            "%s on %s: internal batch %d of %d, ~%s within %s",
+            method,
+            loaded.name,
+            analysis.batch_size,
+            asked,
+            amount(bytes_at(analysis, need, analysis.batch_size)),
+            amount(budget),
+        )
+
+        def progress(done: int, total: int, report: Report = self.boundary(report)) -> None:
+            if (spent := self.turns.computed()) > OVERTIME * REQUEST_SECONDS:
+                raise refuse(
+                    f"{method} on {loaded.spec.label} was stopped after {spent / 60:.1f} min of computing "
+                    f"({done} of {total} passes; it was expected to take {expected.text}): this server allows "
+                    f"{REQUEST_SECONDS / 60:.0f} min per request: try fewer steps or samples, Saliency, or a "
+                    "smaller model",
+                    "map over its time",
+                )
+            report(done / total, f"{method}: {done}/{total} passes, {expected.text} in all")
+
+        return progress
+
+    @on_model_thread
+    def faithfulness(
+        self, run: ModelRun, what: Hashable, heat: np.ndarray, target: int, method: str, report: Report | None = None
+    ) -> Faithfulness:
+        """Deletion and insertion (engine.DeletionInsertion) of map `heat` of `run` (its photo, model and lesion) for
+        class `target`: how fast the class's probability falls as the map's pixels go, beside random orders (measured
+        once per run and class, shared by its maps). Kept on the run under `what` (the map's key) and `target`; under
+        the request's memory and time budgets, as a map is."""
+        key = (what, whole(target, "the class"))
+        if key not in run.checks:
+            loaded = self.load(run.result.name, run.weights)
+            classes = len(loaded.spec.labels())
+            if not 0 <= key[1] < classes:
+                raise refuse(
+                    f"class {shown(key[1], 20)} is out of range: {loaded.spec.label} has classes 0 to {classes - 1}",
+                    "class out of range",
+                )
+            analysis = engine.DeletionInsertion(loaded, random=run.random_orders.get(key[1]))
+            progress = self._bounded(analysis, loaded, f"Checking {method}", report)
+            try:
+                with engine.Lesion(loaded, run.lesion):
+                    found = analysis.attribute(run.inputs, heat, key[1], method=method, progress=progress)
+            finally:
+                give_back()
+            run.random_orders[key[1]] = found.random
+            run.checks[key] = found
+        return run.checks[key]
 
     def footprint(self, loaded: engine.LoadedModel, timed: bool = True) -> Footprint:
         """What one image costs `loaded` in memory (engine.analyses.budget), traced once per loaded model; `timed`:

@@ -1,5 +1,6 @@
-"""Command line: `python -m engine analyze IMAGE... --model NAME [...] [--json OUT]`, and the paper's other
-analyses on the bundled CIFAR-10 family: `python -m engine hessian --model step0 --model vit [--json OUT]`."""
+"""Command line: `python -m engine analyze IMAGE... --model NAME [...] [--map METHOD [--target N] [--faithfulness]]
+[--json OUT]`, and the paper's other analyses on the bundled CIFAR-10 family: `python -m engine hessian --model step0
+--model vit [--json OUT]`."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from typing import Callable
 
 from tqdm import tqdm
 
+from .analyses.attributions import METHODS, unsupported
 from .analyses.block_measures import analyze
 from .analyses.dataset_curves import (
     DatasetCurves,
@@ -23,9 +25,10 @@ from .analyses.dataset_curves import (
     finish_process_group,
     is_main_process,
 )
+from .analyses.faithfulness import DeletionInsertion
 from .errors import EngineError
 from .models.cifar_family import auto_weights
-from .models.registry import create_model, get_spec, list_models, resolve_device
+from .models.registry import LoadedModel, create_model, get_spec, list_models, resolve_device
 from .models.weights import hub_reachable
 from .models.weights_choice import Weights
 from .paper.findings import FIGURE_MEMBERS, FINDINGS, compute, load_member, members
@@ -39,6 +42,13 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("images", nargs="+", help="image files")
     run.add_argument("--model", action="append", required=True, help=f"one of: {', '.join(list_models())}")
     run.add_argument("--batch-size", type=int, default=16)
+    run.add_argument("--map", choices=list(METHODS), help="also draw this attribution map for each model and image")
+    run.add_argument("--target", type=int, help="the class the map explains (an index; default: each image's top-1)")
+    run.add_argument(
+        "--faithfulness",
+        action="store_true",
+        help="with --map: deletion and insertion of each map beside random pixel orders (engine.DeletionInsertion)",
+    )
     _model_options(run)
     commands.add_parser("models", help="list the registered models")
     curves = commands.add_parser(
@@ -106,14 +116,43 @@ def block_table(blocks: list[BlockResult]) -> list[str]:
     ]
 
 
-def summary(analysis: Analysis) -> str:
+def summary(analysis: Analysis, maps: list[list[dict]] | None = None) -> str:
     lines = [f"device: {analysis.device}"]
-    for model in analysis.models:
+    for model, drawn in zip(analysis.models, maps or [[]] * len(analysis.models)):
         lines.append(f"\n{model.label} ({model.name}), weights: {model.weights}, {model.images} image(s)")
         top = ", ".join(f"{p.label} {p.probability:.1%}" for p in model.predictions[0])
         lines.append(f"  top-5 (first image): {top}")
         lines += block_table(model.blocks)
+        for found in drawn:
+            said = found.get("unsupported") or f"{found['label']} (class {found['target']})"
+            lines.append(f"  {found['method']} on {found['image']}: {said}")
+            if "faithfulness" in found:
+                checked = found["faithfulness"]
+                lines.append(f"    {checked['line']}")
+                areas = {name: checked[name]["area"] for name in ("deletion", "random_deletion", "insertion")}
+                areas["random_insertion"] = checked["random_insertion"]["area"]
+                lines.append(
+                    "    deletion area {deletion:.3f} (random orders {random_deletion:.3f}), insertion area "
+                    "{insertion:.3f} (random orders {random_insertion:.3f})".format(**areas)
+                )
     return "\n".join(lines)
+
+
+def maps_of(model: LoadedModel, images: list[str], method: str, target: int | None, check: bool) -> list[dict]:
+    """`method`'s map of each image on `model` for class `target` (None: its top-1), as JSON, with its deletion and
+    insertion beside random orders when `check`; a method that does not apply says why instead."""
+    why = unsupported(method, model)
+    if why:
+        return [{"method": method, "image": image, "unsupported": why} for image in images]
+    found = []
+    for image in images:
+        drawn = METHODS[method](model).attribute(image, target)
+        out = {"image": image, **drawn.to_json()}
+        if check:
+            heat = drawn.map if drawn.raw is None else drawn.raw  # ranked as drawn: signed maps most positive first
+            out["faithfulness"] = DeletionInsertion(model).attribute(image, heat, drawn.target, method=method).to_json()
+        found.append(out)
+    return found
 
 
 def curves_summary(result: DatasetResult) -> str:
@@ -254,6 +293,9 @@ def main(argv: list[str] | None = None) -> int:
         bars.append(tqdm(total=len(args.images), desc=name, unit="image", file=sys.stderr, leave=False, disable=None))
         return lambda done, total: bars[-1].update(done - bars[-1].n)
 
+    if args.faithfulness and not args.map:
+        print("error: --faithfulness checks a map: give one with --map", file=sys.stderr)
+        return 2
     try:
         weights = weights_of(args)
         results = [
@@ -261,6 +303,16 @@ def main(argv: list[str] | None = None) -> int:
             for name in args.model
         ]
         result = Analysis(results, str(resolve_device(args.device)))
+        maps = [
+            maps_of(
+                create_model(name, weights(name), args.seed, args.device),
+                args.images,
+                args.map,
+                args.target,
+                args.faithfulness,
+            )
+            for name in (args.model if args.map else [])
+        ]
     except EngineError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -268,10 +320,13 @@ def main(argv: list[str] | None = None) -> int:
         for bar in bars:
             bar.close()
     if args.json is not None:
-        text = json.dumps(result.to_json(), indent=1)
+        out = result.to_json()
+        for model, drawn in zip(out["models"], maps):
+            model["maps"] = drawn
+        text = json.dumps(out, indent=1)
         if str(args.json) == "-":
             print(text)
             return 0
         args.json.write_text(text)
-    print(summary(result))
+    print(summary(result, maps))
     return 0

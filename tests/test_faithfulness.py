@@ -5,6 +5,7 @@ softmax computed by hand. Then on a real bundled model: the object's numbers, th
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -54,7 +55,7 @@ def test_a_map_on_the_region_the_model_reads_scores_best_and_one_elsewhere_worst
     off[16:, 16:] = 1.0  # a confident map of a region the model never reads
     check = DeletionInsertion(toy, steps=16, fill="mean", orders=3)
     right = check.attribute(image, on, 0)
-    wrong = check.attribute(image, off, 0, random=right.random)
+    wrong = DeletionInsertion(toy, steps=16, fill="mean", orders=3, random=right.random).attribute(image, off, 0)
     fill = float(mean_colour(image)[0, 0, 0, 0])  # -0.875: the region's pixels taken away become the image's mean
     # by hand: 64 of 1,024 pixels are the region; after 1/16 of the pixels (64) the map has taken all of them
     assert right.deletion.probabilities[0] == pytest.approx(probability(SCALE * 1.0), abs=1e-6)
@@ -73,13 +74,13 @@ def test_the_random_baseline_is_measured_once_and_reused(toy, image):
     before = toy.forward_passes
     first = check.attribute(image, on, 0)
     measured = toy.forward_passes - before
-    again = check.attribute(image, on, 0, random=first.random)
-    assert measured == check.cost().passes and toy.forward_passes - before - measured == check.cost(False).passes
+    known = DeletionInsertion(toy, steps=10, fill="blur", orders=3, random=first.random)
+    again = known.attribute(image, on, 0)
+    assert measured == check.cost().passes == 8 and toy.forward_passes - before - measured == known.cost().passes == 2
     assert again.random is first.random and again.deletion == first.deletion
+    other_fill = DeletionInsertion(toy, fill="mean").attribute(image, on, 0).random
     with pytest.raises(EngineError, match="mean fill"):
-        DeletionInsertion(toy, fill="blur").attribute(
-            image, on, 0, random=DeletionInsertion(toy, fill="mean").attribute(image, on, 0).random
-        )
+        DeletionInsertion(toy, fill="blur", random=other_fill)
 
 
 @pytest.mark.parametrize(
@@ -103,3 +104,38 @@ def test_a_real_models_map_gives_numbers_its_json_and_line_repeat(sample_photo: 
     start, after = found.deletion.probabilities[0], found.deletion.probabilities[2]  # 0% and 20% removed
     assert f"takes '{grad_cam.label}' from {start:.0%} to {after:.0%}" in said["line"]
     assert found.deletion.probabilities[-1] == pytest.approx(found.insertion.probabilities[0], abs=1e-5)  # all filled
+
+
+def test_the_cli_and_the_analyze_api_give_the_same_check_of_a_map(client, sample_photo: Path):
+    """`python -m engine analyze ... --map M --faithfulness --json -` and /analyze with faithfulness (the app's
+    service, its budgets and its cached random orders) agree; each area is the trapezoid of its own curve."""
+    from gradio_client import handle_file
+
+    from tests.test_cli_and_weights import run_cli
+
+    method = "Integrated Gradients"
+    done = run_cli(
+        "analyze", str(sample_photo), "--model", "preact_resnet", "--map", method, "--faithfulness", "--json", "-"
+    )
+    assert done.returncode == 0, done.stderr
+    cli = json.loads(done.stdout)["models"][0]["maps"][0]["faithfulness"]
+    api = client.predict(handle_file(str(sample_photo)), ["preact_resnet"], "", method, None, True, api_name="/analyze")
+    checked = api["models"][0]["attribution"]["faithfulness"]
+    for curve in ("deletion", "insertion", "random_deletion", "random_insertion"):
+        own = checked[curve]
+        assert own["area"] == pytest.approx(np.trapezoid(own["probabilities"], own["fractions"]), abs=1e-4)
+        assert own["area"] == pytest.approx(cli[curve]["area"], abs=1e-3), curve
+    assert checked["method"] == method and checked["fill"] == "blur" and checked["random_orders"] == 3
+    assert checked["line"].startswith("Removing the top 20% of this map's pixels takes 'cat'")
+
+
+def test_a_check_needs_a_map(client, sample_photo: Path):
+    from gradio_client import handle_file
+    from gradio_client.exceptions import AppError
+
+    from tests.test_cli_and_weights import run_cli
+
+    with pytest.raises(AppError, match="faithfulness checks a map"):
+        client.predict(handle_file(str(sample_photo)), ["preact_resnet"], "", "", None, True, api_name="/analyze")
+    done = run_cli("analyze", str(sample_photo), "--model", "preact_resnet", "--faithfulness")
+    assert done.returncode == 2 and "--faithfulness checks a map" in done.stderr

@@ -228,13 +228,19 @@ class Compare:
 
         @user_facing
         def analyze(
-            image: dict, models: list[str], weights: str = "", method: str = "", target: int | None = None
+            image: dict,
+            models: list[str],
+            weights: str = "",
+            method: str = "",
+            target: int | None = None,
+            faithfulness: bool = False,
         ) -> dict:
             """The engine CLI's JSON for one image (a file) and a list of model names; weights 'auto' (or empty:
             the trained weights where they can be had, else random), 'pretrained', 'random', or the name of a
             bundled checkpoint (never a path). An attribution `method` (Grad-CAM, Saliency, SmoothGrad, Integrated
-            Gradients, Occlusion, Gradient x attention) adds each model's map for class `target` (default: top-1)."""
-            return tab.analysis_json(image, models, weights, method or None, target)
+            Gradients, Occlusion, Gradient x attention) adds each model's map for class `target` (default: top-1);
+            `faithfulness` adds the map's deletion and insertion beside random pixel orders."""
+            return tab.analysis_json(image, models, weights, method or None, target, bool(faithfulness))
 
         def forward_passes() -> int:
             """Forward passes the loaded models have made since the server started."""

@@ -344,23 +344,37 @@ class CompareTab:
             return Download(pack.zip(), "teaching-pack.zip")
 
     def analysis_json(
-        self, image: object, models: object, weights: str | None, method: str | None = None, target: int | None = None
+        self,
+        image: object,
+        models: object,
+        weights: str | None,
+        method: str | None = None,
+        target: int | None = None,
+        faithfulness: bool = False,
     ) -> dict:
         """The /analyze API: the engine CLI's JSON for one image and a list of model names; weights a mode or
         the name of a bundled checkpoint (never a path). With an attribution `method`, each model's JSON gets
         "attribution": the map (on its input grid) for class `target` (None: its top-1), or "unsupported" with
-        the reason where the method does not apply."""
+        the reason where the method does not apply; with `faithfulness`, the map's deletion and insertion beside
+        random pixel orders under "faithfulness" (as `python -m engine analyze --map M --faithfulness`)."""
         if method and method not in METHODS:
             raise problem(f"no attribution method '{shown(method)}': one of {', '.join(METHODS)}")
+        if faithfulness and not method:
+            raise problem("faithfulness checks a map: give an attribution method too")
         with problems():
             runs = self.service.analyze(image, models, self.service.network_weights(weights))
             out = self.service.analysis_json(runs)
             for run, model in zip(runs, out["models"] if method else []):
                 why = self.service.unsupported(run, method)
+                if why:
+                    model["attribution"] = {"method": method, "unsupported": why}
+                    continue
                 chosen = run.result.predictions[0][0].index if target is None else target  # checked by the service
-                model["attribution"] = (
-                    {"method": method, "unsupported": why}
-                    if why
-                    else self.service.attribution(run, method, chosen).to_json()
-                )
+                found = self.service.attribution(run, method, chosen)
+                model["attribution"] = found.to_json()
+                if faithfulness:
+                    heat = found.map if found.raw is None else found.raw  # signed maps: most positive first
+                    key = ViewOptions(method=method, target=found.target).key(run)
+                    checked = self.service.faithfulness(run, key, heat, found.target, method)
+                    model["attribution"]["faithfulness"] = checked.to_json()
             return out

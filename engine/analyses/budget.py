@@ -28,6 +28,7 @@ from ..errors import EngineError
 from ..models.registry import LoadedModel
 from .attributions import Estimate, GradientAttention, Occlusion, estimate, model_input_size
 from .base import explicit_attention, fused_attention
+from .faithfulness import DeletionInsertion
 
 MB = 2**20
 SCRATCH = 160 * MB  # captum's copies, oneDNN scratch and allocator slack: 100-140 MB measured on ViT-Ti and ResNet-18
@@ -178,9 +179,10 @@ def check_plain(model: LoadedModel, need: Footprint, budget: int) -> None:
 
 
 def per_image(analysis: object, need: Footprint) -> int:
-    """Bytes one image of `analysis`'s internal batch costs: a forward pass alone for Occlusion; for Gradient x
-    attention, whose explicit attention path keeps every attention matrix as well, twice the saved activations."""
-    if isinstance(analysis, Occlusion):
+    """Bytes one image of `analysis`'s internal batch costs: a forward pass alone for Occlusion and for deletion and
+    insertion; for Gradient x attention, whose explicit attention path keeps every attention matrix as well, twice
+    the saved activations."""
+    if isinstance(analysis, (Occlusion, DeletionInsertion)):
         return need.forward
     if isinstance(analysis, GradientAttention):
         return 2 * need.saved

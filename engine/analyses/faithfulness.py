@@ -130,12 +130,19 @@ class Faithfulness:
 
 class DeletionInsertion(ModelAnalysis):
     """Deletion and insertion of one map on one image, for one class, against `orders` random orders, `steps`
-    points past 0 each, pixels taken away to `fill` ("blur" or "mean"), `batch_size` images per pass."""
+    points past 0 each, pixels taken away to `fill` ("blur" or "mean"), `batch_size` images per pass; `random`:
+    the random orders' curves already measured on that image and class (else measured with the map)."""
 
     method = "Deletion and insertion"
 
     def __init__(
-        self, model: LoadedModel, steps: int = STEPS, fill: str = "blur", orders: int = ORDERS, batch_size: int = 16
+        self,
+        model: LoadedModel,
+        steps: int = STEPS,
+        fill: str = "blur",
+        orders: int = ORDERS,
+        batch_size: int = 16,
+        random: RandomOrders | None = None,
     ) -> None:
         if steps < 2:
             raise EngineError(f"deletion and insertion need at least 2 steps, not {steps}")
@@ -143,14 +150,16 @@ class DeletionInsertion(ModelAnalysis):
             raise EngineError(f"unknown fill {fill!r}: one of {', '.join(FILLS)}")
         if orders < 1:
             raise EngineError(f"the random baseline needs at least 1 order, not {orders}")
+        if random is not None and (random.fill != fill or random.orders != orders):
+            raise EngineError(f"the random baseline was measured with {random.fill} fill, {random.orders} orders")
         super().__init__(model, batch_size)
-        self.steps, self.fill, self.orders = steps, fill, orders
+        self.steps, self.fill, self.orders, self.random = steps, fill, orders, random
 
-    def cost(self, baseline: bool = True) -> Cost:
-        """The forward passes: two curves of `steps` + 1 images for the map, and for each random order unless the
-        baseline is known."""
-        images = 2 * (self.steps + 1) * (1 + self.orders * baseline)
-        return Cost(images, 0, 2 * (1 + self.orders * baseline) * math.ceil((self.steps + 1) / self.batch_size))
+    def cost(self) -> Cost:
+        """The forward passes: two curves of `steps` + 1 images for the map, and for each random order unless its
+        curves are known."""
+        curves = 2 * (1 + self.orders * (self.random is None))
+        return Cost(curves * (self.steps + 1), 0, curves * math.ceil((self.steps + 1) / self.batch_size))
 
     def attribute(
         self,
@@ -159,12 +168,11 @@ class DeletionInsertion(ModelAnalysis):
         target: int,
         label: str = "",
         method: str = "",
-        random: RandomOrders | None = None,
         progress: Progress | None = None,
     ) -> Faithfulness:
         """The curves of map `heat` ((h, w), any grid) on one image (file/PIL/array, a one-image list or a
-        (1, 3, H, W) batch) for class `target`; `random`: the baseline already measured on this image and class
-        (else measured now)."""
+        (1, 3, H, W) batch) for class `target` (its name `label`: the model's own by default), the map's `method`
+        named in the result."""
         if not isinstance(images, (list, tuple, torch.Tensor)):
             images = [images]
         x = self.inputs(images)
@@ -176,9 +184,7 @@ class DeletionInsertion(ModelAnalysis):
         heat = np.asarray(heat, dtype=np.float32)
         if heat.ndim != 2 or heat.size == 0 or not np.isfinite(heat).all():
             raise EngineError(f"a map is a finite (h, w) array, not shape {heat.shape}")
-        if random is not None and (random.fill != self.fill or random.orders != self.orders):
-            raise EngineError(f"the random baseline was measured with {random.fill} fill, {random.orders} orders")
-        filled = FILLS[self.fill](x)
+        random, filled = self.random, FILLS[self.fill](x)
         side = x.shape[-2:]
         ranked = F.interpolate(torch.from_numpy(heat)[None, None], size=side, mode="bilinear")[0, 0]
         generator = torch.Generator().manual_seed(0)
@@ -222,7 +228,8 @@ class DeletionInsertion(ModelAnalysis):
         if random is None:
             deleted, inserted = mean([curve(r, False) for r in shuffled]), mean([curve(r, True) for r in shuffled])
             random = RandomOrders(deleted, inserted, self.orders, self.fill)
-        learn_seconds(self.model, self.cost(baseline=bool(shuffled)), time.perf_counter() - started)
+        measured = Cost(2 * (1 + len(shuffled)) * (self.steps + 1), 0, passes)
+        learn_seconds(self.model, measured, time.perf_counter() - started)
         report()
         label = label or self.model.spec.labels()[int(target)]
         return Faithfulness(method, int(target), label, deletion, insertion, random)

@@ -25,7 +25,8 @@ from app.logs import configure as configure_logging  # noqa: E402
 from app.service import AUTO, MAX_MODELS, WEIGHT_LABELS, WEIGHT_MODES, default_models  # noqa: E402
 from app.streamlit_guard import CLOSED  # noqa: E402
 from app.streamlit_ui.alternet import alternet_tab  # noqa: E402
-from app.streamlit_ui.compare import analyze, compare_tab, dataset_section  # noqa: E402
+from app.streamlit_ui.compare import analyze, compare_tab  # noqa: E402
+from app.streamlit_ui.dataset import dataset_section  # noqa: E402
 from app.streamlit_ui.lazy import drawn  # noqa: E402
 from app.streamlit_ui.paper import paper_tab, paper_widget  # noqa: E402
 from app.streamlit_ui.photo import digest, photo  # noqa: E402

@@ -139,3 +139,36 @@ def test_a_check_needs_a_map(client, sample_photo: Path):
         client.predict(handle_file(str(sample_photo)), ["preact_resnet"], "", "", None, True, api_name="/analyze")
     done = run_cli("analyze", str(sample_photo), "--model", "preact_resnet", "--faithfulness")
     assert done.returncode == 2 and "--faithfulness checks a map" in done.stderr
+
+
+def test_a_columns_check_is_its_maps_alone_and_is_said_under_it(sample_photo: Path):
+    """The page model: the check's line follows the map it was made on (another map shows none, the checked one
+    shows it again), the curves come with it, a random-weights model says its score tells nothing, and a map not
+    drawn yet is not checked."""
+    from app.service import AUTO, Service
+    from app.tabs import Problem
+    from app.tabs.compare import CompareTab, Look
+    from app.views import texts as text
+    from app.views.attention import ViewOptions
+
+    tab = CompareTab(Service.start())
+    page = tab.analyze(str(sample_photo), ["vit_cifar", "resnet50"], "", AUTO, Look())
+    vit, resnet = page.runs
+    shown = page.columns[0].options  # the default map: the last layer's attention, head mean
+    assert text.CHECK_TITLE not in page.columns[0].caption and page.columns[0].curves is None
+    caption, curves = tab.check(vit, shown)
+    found = vit.checks[(shown.map_id(vit), vit.result.predictions[0][0].index)]
+    assert caption.endswith(f"**{text.CHECK_TITLE}** {found.line()}.") and curves.layout.meta["alt"].endswith(
+        found.line()
+    )
+    other = ViewOptions(layer=3)
+    assert text.CHECK_TITLE not in tab.view(vit, other, Look())[1] and tab.checked_curves(vit, other) is None
+    assert tab.view(vit, shown, Look())[1] == caption  # back on the checked map: its line again
+    passes = tab.service.forward_passes
+    tab.check(vit, shown)
+    assert tab.service.forward_passes == passes  # checked once: nothing is run again, the map is not redrawn
+    with pytest.raises(Problem, match="Draw this map first"):
+        tab.check(resnet, ViewOptions(method="Occlusion"))
+    saliency = ViewOptions(method="Saliency")
+    tab.view(resnet, saliency, Look())
+    assert text.CHECK_RANDOM in tab.check(resnet, saliency)[0]  # random weights: the score tells nothing

@@ -223,6 +223,14 @@ class Gradio(Front):
     def caption(self, i: int) -> Locator:
         return self.column(i).locator(".caption").first
 
+    def check_map(self, i: int) -> None:
+        self.page.locator(f"#check-{i}").click()
+
+    def curves(self, i: int) -> Locator:
+        """The column's deletion and insertion curves, opened."""
+        self.page.locator(f"#check-curves-{i}").get_by_text(LABEL.check_curves).click()
+        return self.page.locator(f"#check-plot-{i} .js-plotly-plot")
+
     def map_image(self, i: int) -> Locator:
         return self.page.locator(f"#view-{i} img").first
 
@@ -399,6 +407,15 @@ class Streamlit(Front):
     def caption(self, i: int) -> Locator:
         return self.column(i).locator("[data-testid=stImageCaption]").first
 
+    def check_map(self, i: int) -> None:
+        self.settle()
+        self.column(i).get_by_role("button", name=LABEL.check_map).click()
+        self.settle()
+
+    def curves(self, i: int) -> Locator:
+        self.column(i).get_by_text(LABEL.check_curves).click()
+        return self.column(i).locator(".js-plotly-plot").first
+
     def map_image(self, i: int) -> Locator:
         return self.column(i).locator("[data-testid=stImage] img").first
 
@@ -543,6 +560,22 @@ def pick_map(front: Front, photo: Path) -> None:
     front.rollout(1, False)
     front.choose_method(1, PICKED_MAP)
     expect(front.caption(1)).to_contain_text(PICKED_MAP, timeout=REDRAW_MS)
+    front.no_exception()
+
+
+def check_map(front: Front, photo: Path) -> None:
+    """The ViT's map checked: the line under it says how fast removing its pixels drops the class, against random
+    orders (the same words in both front ends), and its curves come on demand, named for a screen reader."""
+    front.check_map(1)
+    expect(front.caption(1)).to_contain_text(text.CHECK_TITLE, timeout=ANALYSIS_MS)
+    line = words(front.caption(1).inner_text()).split(text.CHECK_TITLE)[1]
+    front.seen["check"] = re.sub(r"\d+%", "N%", line).strip().split(". ")[0].rstrip(".")
+    assert front.seen["check"].startswith("Removing the top N% of this map's pixels takes"), front.seen["check"]
+    plot = front.curves(1)
+    expect(plot).to_be_visible(timeout=REDRAW_MS)
+    expect(plot.locator("svg.main-svg").first).to_have_attribute(
+        "aria-label", re.compile("^Deletion and insertion · Saliency"), timeout=REDRAW_MS
+    )
     front.no_exception()
 
 
@@ -717,8 +750,8 @@ def phone(front: Front, photo: Path) -> None:
     front.page.set_viewport_size({"width": 1440, "height": 1000})
 
 
-JOURNEY = [model_limit, analyze_two, pick_map, lesion, swap_model, export_figure, audit, tour, alternet_spec, slow_map]
-JOURNEY += [double_click, phone, not_an_image]
+JOURNEY = [model_limit, analyze_two, pick_map, check_map, lesion, swap_model, export_figure, audit, tour, alternet_spec]
+JOURNEY += [slow_map, double_click, phone, not_an_image]
 
 
 def journey(front_end: str, request, page: Page, photo: Path, output_dir: Path, tmp_path: Path) -> dict[str, object]:

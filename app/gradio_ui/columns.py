@@ -38,6 +38,9 @@ class Slot:
     lesion: gr.Dropdown
     stop: gr.Button
     compute: gr.Button  # after a Stop: compute the map the controls ask for
+    check: gr.Button  # how far the map shown can be trusted: its deletion and insertion against random orders
+    curves_box: gr.Accordion
+    curves: gr.Plot  # the checked map's deletion and insertion curves
     spectrum_column: gr.Column
     spectrum: gr.Plot
 
@@ -60,6 +63,8 @@ class Slot:
             self.not_offered,
             self.lesion,
             self.compute,
+            self.curves_box,
+            self.curves,
             self.spectrum_column,
             self.spectrum,
         ]
@@ -91,6 +96,8 @@ class Slot:
             self.not_offered: f"Not offered for this model: {column.not_offered}" if column.not_offered else "",
             self.lesion: gr.Dropdown(choices=column.units, value=column.lesion),
             self.compute: gr.Button(visible=False),
+            self.curves_box: gr.Accordion(visible=column.curves is not None),
+            self.curves: column.curves,
             self.spectrum_column: gr.Column(visible=True),
             self.spectrum: column.spectrum,
         }
@@ -112,6 +119,9 @@ def compare_column(i: int) -> list:
         caption = gr.Markdown(elem_classes="caption")
         stop = gr.Button(LABEL.stop_map, size="sm", variant="stop", visible=False, elem_id=f"stop-{i}")
         compute = gr.Button(LABEL.compute_map, size="sm", visible=False, elem_id=f"compute-{i}")
+        check = gr.Button(LABEL.check_map, size="sm", elem_id=f"check-{i}")
+        with gr.Accordion(LABEL.check_curves, open=False, visible=False, elem_id=f"check-curves-{i}") as curves_box:
+            curves = gr.Plot(show_label=False, elem_id=f"check-plot-{i}")
         method = gr.Dropdown([], label=LABEL.method, elem_id=f"method-{i}")  # how each is made: above the columns
         target = gr.Dropdown([], label=LABEL.target, elem_id=f"target-{i}")
         not_offered = gr.Markdown(elem_classes="caption")
@@ -140,4 +150,7 @@ def compare_column(i: int) -> list:
         lesion,
         stop,
         compute,
+        check,
+        curves_box,
+        curves,
     ]

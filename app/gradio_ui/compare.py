@@ -9,6 +9,7 @@ from typing import Callable
 
 import gradio as gr
 
+from app.gradio_ui import checks
 from app.gradio_ui.columns import Slot, compare_column
 from app.gradio_ui.downloads import figure_export, pack_export, shown_on
 from app.gradio_ui.errors import user_facing, watched
@@ -199,6 +200,7 @@ class Compare:
             top.refused_status, top.image, top.status, preprocess=False, queue=False, api_visibility="private"
         )
         self.maps.wire(self.slots, top.state, top.views, self.colormap, self.opacity, self.steps)
+        checks.wire(self.tab, self.slots, top.state, top.views, self.steps)
         self.wire_lesions()
         self.wire_curves_and_exports()
 

@@ -4,15 +4,14 @@ lesions), Fig 2a, Figs 8 and 9, the logit lens, the exports and the dataset curv
 from __future__ import annotations
 
 import operator
-import tempfile
 from functools import partial
 
 import numpy as np
 import streamlit as st
 
 from app.export import png
-from app.service import IG_DEFAULT_STEPS, picked_models
-from app.streamlit_ui.downloads import export_button, offer
+from app.service import IG_DEFAULT_STEPS, ModelRun, picked_models
+from app.streamlit_ui.downloads import offer
 from app.streamlit_ui.photo import digest, unreadable
 from app.streamlit_ui.progress import progress_bar
 from app.streamlit_ui.resources import service
@@ -28,7 +27,6 @@ from app.tabs.compare import (
     column_key,
     restarted,
 )
-from app.tabs.dataset import EXPLANATION, DatasetTab
 from app.views import alt_text
 from app.views import texts as text
 from app.views.attention import COLORMAPS, ViewOptions
@@ -124,6 +122,9 @@ def where_it_looks(i: int, column: Column) -> None:
         draw_map(i, column, view_options(i, column))
 
 
+MAP_CONTROLS = ("method", "target", "layer", "head", "rollout")  # a column's widgets that choose its map
+
+
 def draw_map(i: int, column: Column, options: ViewOptions) -> None:
     """Column `i`'s map as `options` ask, computed with a Stop and progress where it is not yet (both go once it
     is drawn); after a Stop, the map shown before, the stopped line and "Compute this map"."""
@@ -146,7 +147,7 @@ def draw_map(i: int, column: Column, options: ViewOptions) -> None:
     if not done:
         with working.container():
             st.button(LABEL.stop_map, key=key("stop", i), on_click=maps.stop, args=(i, run_key, asked))
-            chosen_by = [key(kind, i) for kind in ("method", "target", "layer", "head", "rollout")]
+            chosen_by = [key(kind, i) for kind in MAP_CONTROLS]
             report = progress_bar(key("stop", i), (*chosen_by, *(["ig_steps"] if options.uses_steps(run) else [])))
     try:
         image, caption = tab().view(run, options, look(), report)
@@ -157,6 +158,31 @@ def draw_map(i: int, column: Column, options: ViewOptions) -> None:
         working.empty()  # the Stop and the finished progress line go
     maps.drew(i, run_key, options)
     show_map(i, column, image, caption)
+    check_map(i, run, options)
+
+
+def check_map(i: int, run: ModelRun, options: ViewOptions) -> None:
+    """Under column `i`'s map: once checked, its deletion and insertion curves (its line is in the caption); else
+    the button that checks it (with progress and a Stop), then the map's part of the page drawn again with the line."""
+    curves = tab().checked_curves(run, options)
+    if curves is not None:
+        with st.expander(LABEL.check_curves):
+            st.plotly_chart(curves, theme=None, key=key("check_plot", i))
+        return
+    if not st.button(LABEL.check_map, key=key("check", i)):
+        return
+    working = st.empty()
+    with working.container():
+        st.button(LABEL.stop_map, key=key("stop_check", i))
+        report = progress_bar(key("stop_check", i), tuple(key(kind, i) for kind in MAP_CONTROLS))
+    try:
+        tab().check(run, options, report)
+    except Problem as exc:
+        st.error(str(exc))
+        return
+    finally:
+        working.empty()
+    st.rerun(scope="fragment")
 
 
 def show_map(i: int, column: Column, image: np.ndarray, caption: str) -> None:
@@ -266,31 +292,3 @@ def compare_tab(photo_digest: str) -> None:
     st.plotly_chart(page.lens, theme=None, key="logit_lens")
     st.markdown(page.lens_here)
     exports(page)
-
-
-def dataset_section(names: list[str], typed: str, weights: str) -> None:
-    """Figs 2a, 8 and 9 averaged over a ZIP of images for the picked models, with their export."""
-    dataset = DatasetTab(service())
-    with st.expander(LABEL.dataset):
-        st.markdown(EXPLANATION)
-        archive = st.file_uploader(LABEL.dataset_zip, type=["zip"], key="dataset_zip")
-        if st.button(LABEL.dataset_run, key="dataset_run", disabled=archive is None):
-            with tempfile.NamedTemporaryFile(suffix=".zip") as file:
-                file.write(archive.getvalue())
-                file.flush()
-                try:
-                    state.dataset = dataset.measure(file.name, names, typed, weights, progress_bar(), archive.name)
-                    state.pop("dataset_exported", None)
-                except Problem as exc:
-                    st.error(str(exc))
-                    return
-        shown = state.get("dataset")
-        if shown is None:
-            return
-        st.markdown(shown.summary)
-        left, right = st.columns(2)
-        left.plotly_chart(shown.high_frequency, theme=None, key="dataset_high_frequency")
-        right.plotly_chart(shown.variance, theme=None, key="dataset_variance")
-        for column, result, spectrum in zip(st.columns(len(shown.results)), shown.results, shown.spectra):
-            column.plotly_chart(spectrum, theme=None, key=f"dataset_spectrum_{result.name}")
-        export_button(LABEL.dataset_export, "dataset", lambda: dataset.export(shown))

@@ -20,8 +20,19 @@ from app.service import IG_DEFAULT_STEPS, ModelRun, Report, Service, picked_mode
 from app.tabs import Download, problem, problems
 from app.views import evidence, figures
 from app.views import texts as text
-from app.views.attention import ATTENTION, LENS, MEAN, ViewOptions, attention_layers, head_choices, lens_units, render
+from app.views.attention import (
+    ATTENTION,
+    LENS,
+    MEAN,
+    ViewOptions,
+    attention_layers,
+    head_choices,
+    lens_units,
+    render,
+    select_map,
+)
 from engine.analyses.attributions import METHODS
+from engine.analyses.faithfulness import Faithfulness
 from engine.errors import EngineError, shown
 from engine.models.registry import get_spec
 from engine.results import ModelResult
@@ -83,6 +94,7 @@ class Column:
     not_offered: str = ""  # Markdown: the methods left out, each with the reason
     classes: list[tuple[str, int]] = field(default_factory=list)  # (label, index) of the classes to explain
     options: ViewOptions = ViewOptions()  # what the map shows: method, class, layer, head, rollout
+    curves: go.Figure | None = None  # the map's deletion and insertion curves, once it has been checked
 
     def chosen(
         self,
@@ -125,6 +137,20 @@ class Page:
     lens_here: str  # Markdown: from which block each model's answer is its head's top-1
     figure_choices: list[tuple[str, str]] = field(default_factory=list)  # (title, name) of exportable figures
     status: str = ""
+
+
+def checked(run: ModelRun, options: ViewOptions) -> Faithfulness | None:
+    """The check of the map `options` choose for `run`, if it has been made."""
+    return run.checks.get((options.map_id(run), options.key(run)[1]))
+
+
+def with_check(caption: str, run: ModelRun, options: ViewOptions) -> str:
+    """A map's caption, then its check's line once checked (a map never shows another map's)."""
+    found = checked(run, options)
+    if found is None:
+        return caption
+    note = f" ({text.CHECK_RANDOM})" if run.result.random_weights else ""
+    return f"{caption}  \n**{text.CHECK_TITLE}** {found.line()}{note}."
 
 
 def known_classes(name: str) -> str:
@@ -210,7 +236,7 @@ class CompareTab:
         suffix = " · random weights" if result.random_weights else ""
         layers = attention_layers(run)
         classes = [(f"{p.label} ({p.probability:.1%})", p.index) for p in result.predictions[0]]
-        options = options or ViewOptions(layer=layers, head=MEAN)
+        options = options or self.default_view(run)
         if options.target not in [None, *(index for _, index in classes)]:
             options = replace(options, target=None)
         image, caption = self.view(run, options, look, report)
@@ -235,7 +261,14 @@ class CompareTab:
             not_offered="; ".join(f"**{m}**: {why}" for m, why in left_out),
             classes=classes,
             options=options,
+            curves=self.checked_curves(run, options),
         )
+
+    @staticmethod
+    def default_view(run: ModelRun) -> ViewOptions:
+        """The map a column shows after an Analyze: the last layer's attention (head mean), or the model's first
+        method for the top-1 class."""
+        return ViewOptions(layer=attention_layers(run), head=MEAN)
 
     def methods(self, run: ModelRun) -> tuple[list[str], list[tuple[str, str]]]:
         """The methods offered for `run` (its recorded attention and per-patch logit lens first), and those
@@ -264,7 +297,8 @@ class CompareTab:
                 self.service.attribution(run, method, target, steps, report=report)
         when, latest = self.looks.get(id(run), (0.0, look))
         look = latest if when > started else look  # the colours or opacity changed while it was computed
-        return render(run, options, look.colormap, look.opacity)
+        image, caption = render(run, options, look.colormap, look.opacity)
+        return image, with_check(caption, run, options)
 
     def restyle(self, run: ModelRun, options: ViewOptions, look: Look) -> tuple[np.ndarray, str] | None:
         """The map as `options` choose it drawn in `look` (other colours, another opacity) without computing
@@ -276,7 +310,27 @@ class CompareTab:
         self.looks[id(run)] = (now, look)
         if not options.computed(run):
             return None
-        return render(run, options, look.colormap, look.opacity)
+        image, caption = render(run, options, look.colormap, look.opacity)
+        return image, with_check(caption, run, options)
+
+    def check(self, run: ModelRun, options: ViewOptions, report: Report | None = None) -> tuple[str, go.Figure]:
+        """How far the map `options` choose can be trusted: its deletion and insertion against random pixel orders
+        (engine.DeletionInsertion, through the service: once per map, under the request's budgets; the map itself
+        is not redrawn). The map's caption with the check's line, and the curves."""
+        if not options.computed(run):
+            raise problem("Draw this map first: the check reads the map shown.")
+        selected = select_map(run, options)
+        with problems():
+            self.service.faithfulness(
+                run, options.map_id(run), selected.values, options.key(run)[1], options.method_for(run), report
+            )
+        return with_check(render(run, options, "inferno", 0.0)[1], run, options), self.checked_curves(run, options)
+
+    @staticmethod
+    def checked_curves(run: ModelRun, options: ViewOptions) -> go.Figure | None:
+        """The deletion and insertion curves of the map `options` choose, once it has been checked (else None)."""
+        found = checked(run, options)
+        return None if found is None else figures.faithfulness_curves(found, run.result.label)
 
     def lesion(
         self,

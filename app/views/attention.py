@@ -67,6 +67,16 @@ class ViewOptions:
         target = run.result.predictions[0][0].index if self.target is None else int(self.target)
         return self.method_for(run), target, self.steps if self.uses_steps(run) else 0
 
+    def map_id(self, run: ModelRun) -> tuple:
+        """What identifies the map shown for `run`, whatever controls do not apply to it: an attribution's key, the
+        attention's layer, head and rollout, the logit lens's layer."""
+        method = self.method_for(run)
+        if method == ATTENTION:
+            return (ATTENTION, None, MEAN, True) if self.rollout else (ATTENTION, self.layer, self.head, False)
+        if method == LENS:
+            return (LENS, self.layer)
+        return self.key(run)
+
     def computed(self, run: ModelRun) -> bool:
         """Whether the map is there to draw without running the model."""
         method, target, _ = self.key(run)

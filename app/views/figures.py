@@ -18,6 +18,7 @@ from plotly.colors import sample_colorscale
 from app.units import lesion_of
 from app.views import evidence
 from app.views.alt_text import described
+from engine.analyses.faithfulness import Faithfulness
 from engine.analyses.logit_lens import LogitLensResult
 from engine.errors import EngineError
 from engine.models.registry import get_spec
@@ -296,3 +297,31 @@ def answer_curve(results: list[ModelResult], lenses: list[LogitLensResult | None
         x_range=(0, 1),
     )
     return described(fig.update_yaxes(range=[0, 1.02]), evidence.lens_here(results, lenses))
+
+
+def faithfulness_curves(found: Faithfulness, model: str) -> go.Figure:
+    """A map's deletion and insertion curves (the class's probability as its pixels go, or come back, most
+    important first) beside random orders' (dashed): a faithful map's deletion falls below random's, its insertion
+    rises above."""
+    fig = go.Figure()
+    curves = (
+        ("deletion", found.deletion, "solid"),
+        ("deletion, random order", found.random.deletion, "dash"),
+        ("insertion", found.insertion, "solid"),
+        ("insertion, random order", found.random.insertion, "dash"),
+    )
+    for name, curve, dash in curves:
+        place = 1 if name.startswith("deletion") else 0
+        fig.add_scatter(
+            x=[100 * f for f in curve.fractions],
+            y=curve.probabilities,
+            mode="lines+markers",
+            name=f"{name} (area {curve.area:.2f})",
+            line={"color": MODEL_COLORS[place], "dash": dash},
+            marker={"symbol": MODEL_MARKERS[place] if dash == "solid" else "x", "size": 6},
+            hovertemplate=f"{name}<br>%{{x:.0f}}% of the pixels: p = %{{y:.3f}}<extra></extra>",
+        )
+    title = f"Deletion and insertion · {found.method} · {model}"
+    layout(fig, title, f"Pixels removed or put back (%), {found.random.fill} fill", f"p({found.label})")
+    fig.update_yaxes(range=[0, 1.02])
+    return described(fig.update_layout(showlegend=True), found.line())

@@ -201,6 +201,8 @@ class Labels:
     log_y = "Log variance axis"
     shaded = "Shade the blocks of"
     map_png = "Map as PNG"
+    check_map = "Can this map be trusted? Check it"
+    check_curves = "Deletion and insertion curves"
     exports = "Export for teaching: figures as PNG or SVG, or the whole teaching pack"
     export_figure_name = "Figure"
     export_format = "Format"
@@ -233,6 +235,8 @@ Analyze a photo first; change the models there and the tour follows."""
 
 TOUR_INTACT = "(Read on the intact models: the units switched off in the Compare tab are left out here.)"
 MAP_TITLE = "Where it looks"  # a compare column's map
+CHECK_TITLE = "Can this map be trusted?"  # the line under a checked map: its deletion against random orders
+CHECK_RANDOM = "with random weights, this score tells nothing about a trained model"
 NUMBERS = "The numbers"  # the statistics behind a verdict told in words, a click away
 
 TOUR = {  # key: (title, the paper's statement, one thing to try)

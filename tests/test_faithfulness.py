@@ -156,7 +156,7 @@ def test_a_columns_check_is_its_maps_alone_and_is_said_under_it(sample_photo: Pa
     vit, resnet = page.runs
     shown = page.columns[0].options  # the default map: the last layer's attention, head mean
     assert text.CHECK_TITLE not in page.columns[0].caption and page.columns[0].curves is None
-    caption, curves = tab.check(vit, shown)
+    caption, curves, line = tab.check(vit, shown)
     found = vit.checks[(shown.map_id(vit), vit.result.predictions[0][0].index)]
     assert caption.endswith(f"**{text.CHECK_TITLE}** {found.line()}.") and curves.layout.meta["alt"].endswith(
         found.line()

@@ -129,9 +129,10 @@ def test_random_top5_reads_each_probability_and_a_new_analysis_clears_the_old_ex
 def test_a_columns_check_comes_under_its_map_without_redrawing_it(client: Client, sample_photo: Path):
     client.predict(handle_file(str(sample_photo)), MODELS, "random", "inferno", 0.6, True, api_name="/run")
     controls = {"steps": 8, "layer": 12, "head": "mean", "rollout": False, "method": "Attention", "target": None}
-    caption, curves = client.predict(**controls, api_name="/check_1")  # (the curves' box is not an API output)
+    caption, curves, line = client.predict(**controls, api_name="/check_1")  # (the curves' box is not an output)
     assert "**Can this map be trusted?** Removing the top 20% of this map's pixels takes" in caption
     assert "with random weights, this score tells nothing about a trained model" in caption and curves
+    assert line.startswith("Removing the top 20%") and line in caption  # the curves show while the caption has it
     passes = client.predict(api_name="/forward_passes")
     assert client.predict(**controls, api_name="/check_1")[0] == caption  # checked once: kept on the run
     assert client.predict(api_name="/forward_passes") == passes

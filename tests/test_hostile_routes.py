@@ -91,7 +91,7 @@ def rest_call(server: Server, api: str, data: list, address: str) -> Iterator[so
 
 
 def occlusion(photo: dict) -> list:
-    return [photo, [OCCLUSION], "random", "Occlusion", None]
+    return [photo, [OCCLUSION], "random", "Occlusion", None, False]
 
 
 def assert_stops(server: Server, hang_up: Callable[[], None], stops: int) -> None:
@@ -149,10 +149,10 @@ def held_by(server: Server, address: str) -> Iterator[None]:
 def analyze_via(route: str, server: Server, photo: dict, address: str, session: str) -> int:
     """One quick /analyze request through `route` from `address` and `session`: its HTTP status (0 while it
     waits for an answer past 10 s, as the REST routes do behind the held model thread)."""
-    data = [photo, ["vit_cifar"], "random", "", None]
+    data = [photo, ["vit_cifar"], "random", "", None, False]
     body: dict = {"data": data, "session_hash": session}
     if route == "call/v2/analyze":
-        body = dict(zip(("image", "models", "weights", "method", "target"), data))
+        body = dict(zip(("image", "models", "weights", "method", "target", "faithfulness"), data))
     if route == "queue/join":
         body |= {"fn_index": fn_indices(server.url)["analyze"], "event_data": None, "trigger_id": None}
     try:
@@ -215,7 +215,7 @@ def encoded(data: dict, encoding: str) -> bytes:
 @pytest.mark.parametrize("encoding", ["utf-8-sig", "utf-16", "utf-16-le", "utf-32"])
 def test_bodies_in_every_json_encoding_are_checked_as_the_framework_reads_them(server: Server, encoding: str):
     refusals = logged(server, "refused a file outside the upload folder")
-    hostile = {"data": [{"path": "/etc/passwd"}, ["vit_cifar"], "random", "", None], "session_hash": "s"}
+    hostile = {"data": [{"path": "/etc/passwd"}, ["vit_cifar"], "random", "", None, False], "session_hash": "s"}
     for route in ("run/analyze", "call/analyze", "queue/join"):
         body = hostile | {"fn_index": fn_indices(server.url)["analyze"]} if route == "queue/join" else hostile
         response = post(server, route, encoded(body, encoding))
@@ -287,7 +287,7 @@ def test_stalled_bodies_are_dropped_in_time_and_bounded_in_memory(server: Server
 
 def test_hostile_strings_come_back_without_escapes_and_cut_short(server: Server, photo: dict):
     name = "\x1b[31m\x1b]0;owned\x07" + "x" * 10_000
-    response = post(server, "run/analyze", {"data": [photo, [name], "random", "", None]})
+    response = post(server, "run/analyze", {"data": [photo, [name], "random", "", None, False]})
     message = response.json()["error"]
     assert "not a model name" in message and "'" + "x" * 59 + "…'" in message, message
     assert "\x1b" not in message and "owned" not in message and "x" * 60 not in message

@@ -231,6 +231,9 @@ class Gradio(Front):
         self.page.locator(f"#check-curves-{i}").get_by_text(LABEL.check_curves).click()
         return self.page.locator(f"#check-plot-{i} .js-plotly-plot")
 
+    def curves_offered(self, i: int) -> Locator:
+        return self.page.locator(f"#check-curves-{i}")
+
     def map_image(self, i: int) -> Locator:
         return self.page.locator(f"#view-{i} img").first
 
@@ -416,6 +419,9 @@ class Streamlit(Front):
         self.column(i).get_by_text(LABEL.check_curves).click()
         return self.column(i).locator(".js-plotly-plot").first
 
+    def curves_offered(self, i: int) -> Locator:
+        return self.column(i).get_by_text(LABEL.check_curves)
+
     def map_image(self, i: int) -> Locator:
         return self.column(i).locator("[data-testid=stImage] img").first
 
@@ -576,6 +582,13 @@ def check_map(front: Front, photo: Path) -> None:
     expect(plot.locator("svg.main-svg").first).to_have_attribute(
         "aria-label", re.compile("^Deletion and insertion · Saliency"), timeout=REDRAW_MS
     )
+    front.choose_method(1, "Grad-CAM")  # another map: no line, no curves of the checked one
+    expect(front.caption(1)).to_contain_text("Grad-CAM of", timeout=REDRAW_MS)
+    expect(front.caption(1)).not_to_contain_text(text.CHECK_TITLE)
+    expect(front.curves_offered(1)).to_be_hidden(timeout=REDRAW_MS)
+    front.choose_method(1, PICKED_MAP)  # the checked map again: its line and curves again, nothing computed
+    expect(front.caption(1)).to_contain_text(text.CHECK_TITLE, timeout=REDRAW_MS)
+    expect(front.curves_offered(1)).to_be_visible(timeout=REDRAW_MS)
     front.no_exception()
 
 

@@ -44,7 +44,7 @@ FORMS = {
     "file data": lambda p: {"path": p, "meta": {"_type": "gradio.FileData"}, "orig_name": "x.jpg"},
 }
 HANDLERS = {  # api name -> its inputs around the file
-    "analyze": lambda f: [f, ["resnet50"], "random", "", None],  # no attribution method
+    "analyze": lambda f: [f, ["resnet50"], "random", "", None, False],  # no attribution method, no check
     "run": lambda f: [f, ["resnet50"], "random", "inferno", 0.6, True, ""],
     "dataset_curves": lambda f: [f, ["preact_resnet"], "", "auto"],
     "paper_noise_photo": lambda f: [f],
@@ -132,11 +132,11 @@ def test_a_sample_photo_and_an_upload_are_still_analyzed(server: Server, sample_
     status, out = call(
         server.url,
         "analyze",
-        [upload(server.url, "cat.jpg", sample_photo.read_bytes()), ["vit_cifar"], "random", "", None],
+        [upload(server.url, "cat.jpg", sample_photo.read_bytes()), ["vit_cifar"], "random", "", None, False],
     )
     assert status == 200 and out[0]["models"][0]["name"] == "vit_cifar"
     status, out = call(
-        server.url, "analyze", [{"path": str(sample_photo)}, "vit_cifar", "random", "", None]
+        server.url, "analyze", [{"path": str(sample_photo)}, "vit_cifar", "random", "", None, False]
     )  # a sample
     assert status == 200 and len(out[0]["models"]) == 1  # and a lone model name is one name, not letters
 

@@ -15,6 +15,7 @@ from streamlit.testing.v1 import AppTest
 from app.service import OFFLINE_MODELS
 from app.streamlit_ui.resources import service
 from app.tabs.compare import column_key
+from app.views.colour_bar import STRIP
 from app.views.texts import LABEL
 from engine.models.registry import get_spec
 from tests.conftest import ROOT, streamlit_server, streamlit_settled, streamlit_upload
@@ -153,7 +154,8 @@ def test_streamlit_server_in_the_browser(page, streamlit_url: str, sample_photo:
         vit.get_by_role("button", name=LABEL.map_png).click()
     assert started.value.suggested_filename == "map-vit_small_patch16_224.png"
     map_png = np.asarray(Image.open(started.value.path()))
-    assert map_png.shape[0] == map_png.shape[1] >= 224 and map_png.std() > 1  # the square overlay, not a blank
+    square = map_png[: map_png.shape[1]]  # the square overlay (its colour bar under it), not a blank
+    assert map_png.shape[0] == map_png.shape[1] + STRIP and square.std() > 1
     page.set_viewport_size({"width": 1440, "height": 4200})  # Streamlit scrolls inside its own container
     page.wait_for_timeout(1500)
     page.screenshot(path=str(output_dir / "streamlit.png"), full_page=True)

@@ -116,7 +116,7 @@ def test_a_closed_pages_uploads_and_exports_are_deleted_with_it(output_dir: Path
         beating = threading.Thread(target=heartbeat, daemon=True)
         beating.start()
         body = {
-            "data": [photo, ["vit_cifar"], "random", "", None],
+            "data": [photo, ["vit_cifar"], "random", "", None, False],
             "fn_index": fn_indices(server.url)["analyze"],
             "session_hash": session,
             "event_data": None,

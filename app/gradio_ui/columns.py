@@ -41,6 +41,7 @@ class Slot:
     check: gr.Button  # how far the map shown can be trusted: its deletion and insertion against random orders
     curves_box: gr.Accordion
     curves: gr.Plot  # the checked map's deletion and insertion curves
+    curves_line: gr.Textbox  # (hidden) their check's line: the curves show while the caption has it
     spectrum_column: gr.Column
     spectrum: gr.Plot
 
@@ -65,6 +66,7 @@ class Slot:
             self.compute,
             self.curves_box,
             self.curves,
+            self.curves_line,
             self.spectrum_column,
             self.spectrum,
         ]
@@ -98,6 +100,7 @@ class Slot:
             self.compute: gr.Button(visible=False),
             self.curves_box: gr.Accordion(visible=column.curves is not None),
             self.curves: column.curves,
+            self.curves_line: column.checked,
             self.spectrum_column: gr.Column(visible=True),
             self.spectrum: column.spectrum,
         }
@@ -122,6 +125,7 @@ def compare_column(i: int) -> list:
         check = gr.Button(LABEL.check_map, size="sm", elem_id=f"check-{i}")
         with gr.Accordion(LABEL.check_curves, open=False, visible=False, elem_id=f"check-curves-{i}") as curves_box:
             curves = gr.Plot(show_label=False, elem_id=f"check-plot-{i}")
+        curves_line = gr.Textbox(visible=False)
         method = gr.Dropdown([], label=LABEL.method, elem_id=f"method-{i}")  # how each is made: above the columns
         target = gr.Dropdown([], label=LABEL.target, elem_id=f"target-{i}")
         not_offered = gr.Markdown(elem_classes="caption")
@@ -153,4 +157,5 @@ def compare_column(i: int) -> list:
         check,
         curves_box,
         curves,
+        curves_line,
     ]

@@ -95,6 +95,7 @@ class Column:
     classes: list[tuple[str, int]] = field(default_factory=list)  # (label, index) of the classes to explain
     options: ViewOptions = ViewOptions()  # what the map shows: method, class, layer, head, rollout
     curves: go.Figure | None = None  # the map's deletion and insertion curves, once it has been checked
+    checked: str = ""  # that check's line (in the caption too), or ""
 
     def chosen(
         self,
@@ -144,13 +145,19 @@ def checked(run: ModelRun, options: ViewOptions) -> Faithfulness | None:
     return run.checks.get((options.map_id(run), options.key(run)[1]))
 
 
+def check_line(run: ModelRun, options: ViewOptions) -> str:
+    """The line of the check of the map `options` choose for `run`, or "" before it is checked."""
+    found = checked(run, options)
+    return "" if found is None else found.line()
+
+
 def with_check(caption: str, run: ModelRun, options: ViewOptions) -> str:
     """A map's caption, then its check's line once checked (a map never shows another map's)."""
-    found = checked(run, options)
-    if found is None:
+    line = check_line(run, options)
+    if not line:
         return caption
     note = f" ({text.CHECK_RANDOM})" if run.result.random_weights else ""
-    return f"{caption}  \n**{text.CHECK_TITLE}** {found.line()}{note}."
+    return f"{caption}  \n**{text.CHECK_TITLE}** {line}{note}."
 
 
 def known_classes(name: str) -> str:
@@ -262,6 +269,7 @@ class CompareTab:
             classes=classes,
             options=options,
             curves=self.checked_curves(run, options),
+            checked=check_line(run, options),
         )
 
     @staticmethod
@@ -313,10 +321,11 @@ class CompareTab:
         image, caption = render(run, options, look.colormap, look.opacity)
         return image, with_check(caption, run, options)
 
-    def check(self, run: ModelRun, options: ViewOptions, report: Report | None = None) -> tuple[str, go.Figure]:
+    def check(self, run: ModelRun, options: ViewOptions, report: Report | None = None) -> tuple[str, go.Figure, str]:
         """How far the map `options` choose can be trusted: its deletion and insertion against random pixel orders
         (engine.DeletionInsertion, through the service: once per map, under the request's budgets; the map itself
-        is not redrawn). The map's caption with the check's line, and the curves."""
+        is not redrawn). The map's caption with the check's line, the curves, and the line alone (a front end shows
+        the curves while the caption has it: the map they belong to)."""
         if not options.computed(run):
             raise problem("Draw this map first: the check reads the map shown.")
         selected = select_map(run, options)
@@ -324,7 +333,8 @@ class CompareTab:
             self.service.faithfulness(
                 run, options.map_id(run), selected.values, options.key(run)[1], options.method_for(run), report
             )
-        return with_check(render(run, options, "inferno", 0.0)[1], run, options), self.checked_curves(run, options)
+        caption = with_check(render(run, options, "inferno", 0.0)[1], run, options)
+        return caption, self.checked_curves(run, options), check_line(run, options)
 
     @staticmethod
     def checked_curves(run: ModelRun, options: ViewOptions) -> go.Figure | None:

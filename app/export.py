@@ -36,6 +36,7 @@ from .units import lesion_of
 from .views import alt_text, evidence, figures
 from .views import texts as text
 from .views.attention import ViewOptions, render
+from .views.checks import with_check
 
 LENS_FIGURE = "logit-lens"
 WIDTH, HEIGHT, SCALE = 1200, 700, 2  # PNGs are 2400 x 1400: sharp on a projector
@@ -268,6 +269,7 @@ def teaching_pack(
             stem = f"{slug(image_name)}-{slug(run.result.name)}"
             view = (views[slot] if views and slot < len(views) else None) or ViewOptions()
             overlay, caption = render(run, view, colormap, 0.6)
+            caption = alt_text.plain(with_check(caption, run, view))  # its check's line where it was checked
             pack.files[f"inputs/{stem}.png"] = png(run.image)
             pack.files[f"maps/{stem}.png"] = png(overlay)
             pictures.append(Picture(image_name, run.result, f"inputs/{stem}.png", f"maps/{stem}.png", caption))

@@ -172,3 +172,19 @@ def test_a_columns_check_is_its_maps_alone_and_is_said_under_it(sample_photo: Pa
     saliency = ViewOptions(method="Saliency")
     tab.view(resnet, saliency, Look())
     assert text.CHECK_RANDOM in tab.check(resnet, saliency)[0]  # random weights: the score tells nothing
+
+
+def test_the_teaching_pack_says_a_checked_maps_line(sample_photo: Path):
+    """The handout's map caption carries the check's line when the map shown was checked."""
+    import zipfile
+    from io import BytesIO
+
+    from app.service import AUTO, Service
+    from app.tabs.compare import CompareTab, Look
+
+    tab = CompareTab(Service.start())
+    page = tab.analyze(str(sample_photo), ["vit_cifar"], "", AUTO, Look())
+    _, _, line = tab.check(page.runs[0], page.columns[0].options)
+    pack = tab.export_pack(page.runs, sample_photo.name, Look(), [page.columns[0].options])
+    handout = zipfile.ZipFile(BytesIO(pack.data)).read("handout.html").decode()
+    assert f"Can this map be trusted? {line}".replace("'", "&#x27;") in handout

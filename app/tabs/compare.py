@@ -31,8 +31,8 @@ from app.views.attention import (
     render,
     select_map,
 )
+from app.views.checks import check_line, checked, with_check
 from engine.analyses.attributions import METHODS
-from engine.analyses.faithfulness import Faithfulness
 from engine.errors import EngineError, shown
 from engine.models.registry import get_spec
 from engine.results import ModelResult
@@ -138,26 +138,6 @@ class Page:
     lens_here: str  # Markdown: from which block each model's answer is its head's top-1
     figure_choices: list[tuple[str, str]] = field(default_factory=list)  # (title, name) of exportable figures
     status: str = ""
-
-
-def checked(run: ModelRun, options: ViewOptions) -> Faithfulness | None:
-    """The check of the map `options` choose for `run`, if it has been made."""
-    return run.checks.get((options.map_id(run), options.key(run)[1]))
-
-
-def check_line(run: ModelRun, options: ViewOptions) -> str:
-    """The line of the check of the map `options` choose for `run`, or "" before it is checked."""
-    found = checked(run, options)
-    return "" if found is None else found.line()
-
-
-def with_check(caption: str, run: ModelRun, options: ViewOptions) -> str:
-    """A map's caption, then its check's line once checked (a map never shows another map's)."""
-    line = check_line(run, options)
-    if not line:
-        return caption
-    note = f" ({text.CHECK_RANDOM})" if run.result.random_weights else ""
-    return f"{caption}  \n**{text.CHECK_TITLE}** {line}{note}."
 
 
 def known_classes(name: str) -> str:

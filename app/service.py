@@ -415,13 +415,7 @@ class Service:
         steps = IG_DEFAULT_STEPS if steps is None else steps
         key = (method, whole(target, "the class"), ig_steps(steps) if cls is IntegratedGradients else 0)
         if key not in run.maps:
-            loaded = self.load(run.result.name, run.weights)
-            classes = len(loaded.spec.labels())
-            if not 0 <= key[1] < classes:
-                raise refuse(
-                    f"class {shown(key[1], 20)} is out of range: {loaded.spec.label} has classes 0 to {classes - 1}",
-                    "class out of range",
-                )
+            loaded = self._loaded_for(run, key[1])
             analysis = cls(loaded, steps=key[2]) if cls is IntegratedGradients else cls(loaded)
             progress = self._bounded(analysis, loaded, method, report)
             try:
@@ -430,6 +424,17 @@ class Service:
             finally:
                 give_back()
         return run.maps[key]
+
+    def _loaded_for(self, run: ModelRun, target: int) -> engine.LoadedModel:
+        """`run`'s model, loaded; refused when it has no class `target`."""
+        loaded = self.load(run.result.name, run.weights)
+        classes = len(loaded.spec.labels())
+        if not 0 <= target < classes:
+            raise refuse(
+                f"class {shown(target, 20)} is out of range: {loaded.spec.label} has classes 0 to {classes - 1}",
+                "class out of range",
+            )
+        return loaded
 
     def _bounded(self, analysis: Any, loaded: engine.LoadedModel, method: str, report: Report | None) -> Progress:
         """`analysis` fitted to the request's budgets (its internal batch sized to the memory budget and to a turn;
@@ -479,13 +484,7 @@ class Service:
         the request's memory and time budgets, as a map is."""
         key = (what, whole(target, "the class"))
         if key not in run.checks:
-            loaded = self.load(run.result.name, run.weights)
-            classes = len(loaded.spec.labels())
-            if not 0 <= key[1] < classes:
-                raise refuse(
-                    f"class {shown(key[1], 20)} is out of range: {loaded.spec.label} has classes 0 to {classes - 1}",
-                    "class out of range",
-                )
+            loaded = self._loaded_for(run, key[1])
             analysis = engine.DeletionInsertion(loaded, random=run.random_orders.get(key[1]))
             progress = self._bounded(analysis, loaded, f"Checking {method}", report)
             try:

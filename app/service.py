@@ -489,7 +489,7 @@ class Service:
             progress = self._bounded(analysis, loaded, f"Checking {method}", report)
             try:
                 with engine.Lesion(loaded, run.lesion):
-                    found = analysis.attribute(run.inputs, heat, key[1], method=method, progress=progress)
+                    found = analysis.attribute(run.inputs, key[1], progress, heat=heat, method=method)
             finally:
                 give_back()
             run.random_orders[key[1]] = found.random

@@ -64,14 +64,13 @@ def main() -> None:
                 continue
             drawn = METHODS[method](model).attribute(x)
             heat = drawn.map if drawn.raw is None else drawn.raw
-            known = engine.DeletionInsertion(model).attribute(x, heat, drawn.target).random
+            known = engine.DeletionInsertion(model).attribute(x, drawn.target, heat=heat).random
             mapped = median_seconds(lambda: METHODS[method](model).attribute(x, drawn.target), args.repeats)
             first = median_seconds(
-                lambda: engine.DeletionInsertion(model).attribute(x, heat, drawn.target), args.repeats
+                lambda: engine.DeletionInsertion(model).attribute(x, drawn.target, heat=heat), args.repeats
             )
-            further = median_seconds(
-                lambda: engine.DeletionInsertion(model, random=known).attribute(x, heat, drawn.target), args.repeats
-            )
+            again = engine.DeletionInsertion(model, random=known)
+            further = median_seconds(lambda: again.attribute(x, drawn.target, heat=heat), args.repeats)
             row = [
                 model.spec.label,
                 method,

@@ -150,7 +150,8 @@ def maps_of(model: LoadedModel, images: list[str], method: str, target: int | No
         out = {"image": image, **drawn.to_json()}
         if check:
             heat = drawn.map if drawn.raw is None else drawn.raw  # ranked as drawn: signed maps most positive first
-            out["faithfulness"] = DeletionInsertion(model).attribute(image, heat, drawn.target, method=method).to_json()
+            checked = DeletionInsertion(model).attribute(image, drawn.target, heat=heat, method=method)
+            out["faithfulness"] = checked.to_json()
         found.append(out)
     return found
 

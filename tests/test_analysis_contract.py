@@ -67,6 +67,7 @@ def test_every_analysis_module_holds_a_model_analysis():
         "Occlusion",
         "GradientAttention",
         "LogitLens",
+        "DeletionInsertion",
     }
 
 

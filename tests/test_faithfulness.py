@@ -54,8 +54,8 @@ def test_a_map_on_the_region_the_model_reads_scores_best_and_one_elsewhere_worst
     on[REGION] = 1.0
     off[16:, 16:] = 1.0  # a confident map of a region the model never reads
     check = DeletionInsertion(toy, steps=16, fill="mean", orders=3)
-    right = check.attribute(image, on, 0)
-    wrong = DeletionInsertion(toy, steps=16, fill="mean", orders=3, random=right.random).attribute(image, off, 0)
+    right = check.attribute(image, 0, heat=on)
+    wrong = DeletionInsertion(toy, steps=16, fill="mean", orders=3, random=right.random).attribute(image, 0, heat=off)
     fill = float(mean_colour(image)[0, 0, 0, 0])  # -0.875: the region's pixels taken away become the image's mean
     # by hand: 64 of 1,024 pixels are the region; after 1/16 of the pixels (64) the map has taken all of them
     assert right.deletion.probabilities[0] == pytest.approx(probability(SCALE * 1.0), abs=1e-6)
@@ -72,13 +72,13 @@ def test_the_random_baseline_is_measured_once_and_reused(toy, image):
     on[REGION] = 1.0
     check = DeletionInsertion(toy, steps=10, fill="blur", orders=3)
     before = toy.forward_passes
-    first = check.attribute(image, on, 0)
+    first = check.attribute(image, 0, heat=on)
     measured = toy.forward_passes - before
     known = DeletionInsertion(toy, steps=10, fill="blur", orders=3, random=first.random)
-    again = known.attribute(image, on, 0)
+    again = known.attribute(image, 0, heat=on)
     assert measured == check.cost().passes == 8 and toy.forward_passes - before - measured == known.cost().passes == 2
     assert again.random is first.random and again.deletion == first.deletion
-    other_fill = DeletionInsertion(toy, fill="mean").attribute(image, on, 0).random
+    other_fill = DeletionInsertion(toy, fill="mean").attribute(image, 0, heat=on).random
     with pytest.raises(EngineError, match="mean fill"):
         DeletionInsertion(toy, fill="blur", random=other_fill)
 
@@ -89,7 +89,7 @@ def test_the_random_baseline_is_measured_once_and_reused(toy, image):
 )
 def test_a_bad_map_or_class_is_named(toy, image, heat, target: int, said: str):
     with pytest.raises(EngineError, match=said):
-        DeletionInsertion(toy).attribute(image, heat, target)
+        DeletionInsertion(toy).attribute(image, target, heat=heat)
 
 
 def test_a_real_models_map_gives_numbers_its_json_and_line_repeat(sample_photo: Path):
@@ -97,7 +97,7 @@ def test_a_real_models_map_gives_numbers_its_json_and_line_repeat(sample_photo: 
 
     model = engine.create_model("preact_resnet", device="cpu")  # the bundled checkpoint
     grad_cam = engine.GradCam(model).attribute(str(sample_photo))
-    found = DeletionInsertion(model).attribute(str(sample_photo), grad_cam.raw, grad_cam.target, method="Grad-CAM")
+    found = DeletionInsertion(model).attribute(str(sample_photo), grad_cam.target, heat=grad_cam.raw, method="Grad-CAM")
     said = found.to_json()
     assert said["deletion"]["area"] == round(found.deletion.area, 5) and len(said["deletion"]["probabilities"]) == 11
     assert said["deletion_gain"] == round(found.random.deletion.area - found.deletion.area, 5)

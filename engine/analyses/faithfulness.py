@@ -5,7 +5,7 @@ Each is set against the same done in random orders (the mean of `orders` seeded 
 an image), so that a map's score reads "better than random by X".
 
     check = DeletionInsertion(model)               # 10 steps, blur fill, 3 random orders
-    found = check.attribute(image, heat, target)   # Faithfulness: four curves and their areas
+    found = check.attribute(image, target, heat=heat)  # Faithfulness: four curves and their areas
     found.line()  # "Removing the top 20% of this map's pixels takes 'cat' from 91% to 12%; in random order, to 70%"
 
 A pixel "taken away" is replaced by the fill: the image blurred (a Gaussian of sigma 1/28 of its side, as RISE's
@@ -30,7 +30,7 @@ from torchvision.transforms.functional import gaussian_blur
 from ..errors import EngineError
 from ..models.registry import LoadedModel
 from .attributions import Cost, learn_seconds
-from .base import Images, ModelAnalysis, Progress
+from .base import Images, Labels, ModelAnalysis, Progress
 
 STEPS = 10  # the curve's points past 0: fractions 0, 0.1, ..., 1
 ORDERS = 3  # random orders averaged for the baseline
@@ -164,22 +164,30 @@ class DeletionInsertion(ModelAnalysis):
     def attribute(
         self,
         images: Images,
-        heat: np.ndarray,
-        target: int,
+        labels: Labels | int | None = None,
+        progress: Progress | None = None,
+        *,
+        heat: np.ndarray | None = None,
         label: str = "",
         method: str = "",
-        progress: Progress | None = None,
     ) -> Faithfulness:
         """The curves of map `heat` ((h, w), any grid) on one image (file/PIL/array, a one-image list or a
-        (1, 3, H, W) batch) for class `target` (its name `label`: the model's own by default), the map's `method`
-        named in the result."""
+        (1, 3, H, W) batch) for class `labels` (an index; None: the model's top-1), the class named `label` (the
+        model's own name by default) and the map's `method` in the result."""
         if not isinstance(images, (list, tuple, torch.Tensor)):
             images = [images]
         x = self.inputs(images)
         if len(x) != 1:
             raise EngineError(f"{self.method} checks one image at a time, not {len(x)}")
+        if heat is None:
+            raise EngineError(f"{self.method} checks a map: give it as heat=")
+        if labels is None:
+            with torch.inference_mode():
+                target = int(self.forward(x)[0].argmax())
+        else:
+            target = int(self.targets([labels] if isinstance(labels, (int, np.integer)) else labels, 1)[0])
         classes = len(self.model.spec.labels())
-        if not 0 <= int(target) < classes:
+        if not 0 <= target < classes:
             raise EngineError(f"class {target} is out of range: {self.model.spec.label} has {classes} classes")
         heat = np.asarray(heat, dtype=np.float32)
         if heat.ndim != 2 or heat.size == 0 or not np.isfinite(heat).all():

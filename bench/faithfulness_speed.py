@@ -15,9 +15,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import statistics
 import sys
-import time
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -27,20 +25,16 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import engine  # noqa: E402
+from bench.attribution_speed import seconds  # noqa: E402
 from engine.analyses.attributions import METHODS, unsupported  # noqa: E402
 
 MODELS = "resnet50,vit_small_patch16_224"
 PHOTO = ROOT / "assets" / "samples" / "cat.jpg"
 
 
-def median_seconds(run, repeats: int) -> float:
-    run()  # warm-up
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+def wall_seconds(run, repeats: int) -> float:
+    """Median wall seconds of `repeats` runs after a warm-up (attribution_speed's timing)."""
+    return seconds(run, repeats)[0]
 
 
 def main() -> None:
@@ -65,12 +59,12 @@ def main() -> None:
             drawn = METHODS[method](model).attribute(x)
             heat = drawn.map if drawn.raw is None else drawn.raw
             known = engine.DeletionInsertion(model).attribute(x, drawn.target, heat=heat).random
-            mapped = median_seconds(lambda: METHODS[method](model).attribute(x, drawn.target), args.repeats)
-            first = median_seconds(
+            mapped = wall_seconds(lambda: METHODS[method](model).attribute(x, drawn.target), args.repeats)
+            first = wall_seconds(
                 lambda: engine.DeletionInsertion(model).attribute(x, drawn.target, heat=heat), args.repeats
             )
             again = engine.DeletionInsertion(model, random=known)
-            further = median_seconds(lambda: again.attribute(x, drawn.target, heat=heat), args.repeats)
+            further = wall_seconds(lambda: again.attribute(x, drawn.target, heat=heat), args.repeats)
             row = [
                 model.spec.label,
                 method,

@@ -18,12 +18,14 @@ from typing import Callable
 import plotly.graph_objects as go
 
 from app import export
+from app.views import map_check_plots
 from app.views import paper_plots as plots
 from app.views import texts as text
 from engine.analyses.noise import FrequencyNoise
 from engine.data.images import ImageInput
 from engine.errors import EngineError
 from engine.models.registry import LoadedModel
+from engine.paper import map_verdicts
 from engine.paper.findings import (
     FIGURE_MEMBERS,
     FINDINGS,
@@ -63,6 +65,13 @@ def _similarities(runs: Runs) -> list[go.Figure]:
     return [plots.similarity_figure(runs[label], rows, columns or rows) for label, rows, columns in pairs]
 
 
+def _map_checks(runs: Runs) -> list[go.Figure]:
+    """Against random order (deletion and insertion), ROAD's test, all models in one each; then each model's
+    randomization test."""
+    checked = [map_check_plots.random_order_figure(runs), map_check_plots.road_figure(runs)]
+    return [*checked, *(map_check_plots.randomization_figure(label, result) for label, result in runs.items())]
+
+
 def _overlaid(draw: Callable[[Runs], go.Figure]) -> Callable[[Runs], list[go.Figure]]:
     return lambda runs: [draw(runs)]
 
@@ -76,6 +85,8 @@ class PaperFigure:
     draw: Callable[[Runs], list[go.Figure]]
     panels: int = 1  # figure places (a figure per model or pair, or the models overlaid in one)
     per_run: bool = False  # one figure per run, exported with that run's weights
+    table: Callable[[dict], str] | None = None  # a Markdown table of the section, in the caption
+    in_app: bool = True  # recomputed by the tab's Recompute (else by the command line only: too long for a turn)
 
 
 FIGURES: dict[str, PaperFigure] = {
@@ -93,6 +104,9 @@ FIGURES: dict[str, PaperFigure] = {
         per_run=True,
     ),
     "corruption": PaperFigure(text.FINDINGS["corruption"], _overlaid(plots.corruption_figure)),
+    "maps": PaperFigure(  # about 30 minutes of two CPU cores: the command line's, not a shared server's turn
+        text.FINDINGS["maps"], _map_checks, 2 + len(FIGURE_MEMBERS), table=map_verdicts.table, in_app=False
+    ),
 }
 if set(FIGURES) != set(PAPER_FIGURES):  # a figure added to one registry and not the other fails at import
     raise ImportError(f"paper figures without a view: {set(PAPER_FIGURES) ^ set(FIGURES)}")
@@ -135,11 +149,13 @@ def remake(name: str, section: dict) -> str:
 def caption(name: str, section: dict | None, recomputed: bool = False) -> str:
     """Markdown under the figures: each model's headline numbers, what they ran on, how they were made."""
     if not section:
-        return (
-            "Not computed yet: press **Recompute**."
-            if name in FINDINGS
-            else "Not recorded yet: `python scripts/record_trajectories.py` stores what the checkpoints recorded."
-        )
+        if name in FINDINGS:
+            return (
+                "Not computed yet: press **Recompute**."
+                if FIGURES[name].in_app
+                else f"Not computed yet: `{remake(name, {'models': {}})}`."
+            )
+        return "Not recorded yet: `python scripts/record_trajectories.py` stores what the checkpoints recorded."
     headline = PAPER_FIGURES[name].headline
     lines = [f"- **{run['label']}**: {headline(run['result'])}" for run in section["models"].values()]
     if name == "trajectory":
@@ -150,6 +166,14 @@ def caption(name: str, section: dict | None, recomputed: bool = False) -> str:
         stored = f"stored on {section.get('date', '?')}; `{remake(name, section)}` remakes it"
         origin = "recomputed in this session" if recomputed else stored
         notes = [f"\n{section['images']} images of the bundled CIFAR-10 {split} subset; {origin}."]
+    table = FIGURES[name].table
+    if table:  # one verdict per row of the table: the checks and the rule said once, the numbers after
+        found = figure_verdicts(name, section)
+        first = found[0]
+        verdicts = [f"**{first.figure}** ({first.paper}). **Rule**: {first.rule}.", ""]
+        verdicts += [f"- **{v.claim}: {v.outcome}** ({v.number}). {v.words}" for v in found]
+        numbers = ["", "In numbers (mean per image [95% interval], p):", *(f"- **{v.claim}**: {v.here}" for v in found)]
+        return "\n".join([*verdicts, "", table(section), "", *lines, *notes, *numbers, *outdated_note(name, section)])
     verdicts = [f"- {v.inline()}" for v in figure_verdicts(name, section)]
     return "\n".join([*verdicts, "", *lines, *notes, *outdated_note(name, section)])
 
@@ -216,6 +240,8 @@ class PaperFindings:
     @on_model_thread
     def recompute(self, name: str, images: int | None = None, report: Report | None = None) -> dict:
         """Analysis `name` of the figure members (and the pairs, for similarity) on `images` subset images."""
+        if not FIGURES[name].in_app:
+            raise EngineError(f"{name} is recomputed by the command line only: python -m engine findings --only {name}")
         if images is not None and not 10 <= images <= MAX_IMAGES:
             raise EngineError(f"choose 10 to {MAX_IMAGES} images, not {images}")
         runs = [(key, None) for key in FIGURE_MEMBERS] + (list(PAIRS) if name == "similarity" else [])

@@ -6,6 +6,7 @@ from .analyses.dataset_curves import DatasetCurves, DatasetResult
 from .analyses.faithfulness import DeletionInsertion, Faithfulness
 from .analyses.gradcam import GradCam
 from .analyses.lesion import Lesion
+from .analyses.map_checks import MapChecks, MapChecksResult
 from .data.images import PixelBudget, load_image
 from .errors import (
     CheckpointError,
@@ -23,6 +24,8 @@ __all__ = [
     "DatasetResult",
     "DeletionInsertion",
     "Faithfulness",
+    "MapChecks",
+    "MapChecksResult",
     "CheckpointError",
     "EngineError",
     "GradCam",

@@ -25,7 +25,7 @@ from .analyses.dataset_curves import (
     finish_process_group,
     is_main_process,
 )
-from .analyses.faithfulness import DeletionInsertion
+from .analyses.faithfulness import FILLS, DeletionInsertion
 from .errors import EngineError
 from .models.cifar_family import auto_weights
 from .models.registry import LoadedModel, create_model, get_spec, list_models, resolve_device
@@ -48,6 +48,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--faithfulness",
         action="store_true",
         help="with --map: deletion and insertion of each map beside random pixel orders (engine.DeletionInsertion)",
+    )
+    run.add_argument(
+        "--fill",
+        choices=list(FILLS),
+        default="blur",
+        help="with --faithfulness: what replaces a pixel taken away (road: ROAD's noisy linear imputation, slower)",
     )
     _model_options(run)
     commands.add_parser("models", help="list the registered models")
@@ -138,9 +144,12 @@ def summary(analysis: Analysis, maps: list[list[dict]] | None = None) -> str:
     return "\n".join(lines)
 
 
-def maps_of(model: LoadedModel, images: list[str], method: str, target: int | None, check: bool) -> list[dict]:
+def maps_of(
+    model: LoadedModel, images: list[str], method: str, target: int | None, check: bool, fill: str = "blur"
+) -> list[dict]:
     """`method`'s map of each image on `model` for class `target` (None: its top-1), as JSON, with its deletion and
-    insertion beside random orders when `check`; a method that does not apply says why instead."""
+    insertion beside random orders (pixels taken away to `fill`) when `check`; a method that does not apply says
+    why instead."""
     why = unsupported(method, model)
     if why:
         return [{"method": method, "image": image, "unsupported": why} for image in images]
@@ -150,7 +159,7 @@ def maps_of(model: LoadedModel, images: list[str], method: str, target: int | No
         out = {"image": image, **drawn.to_json()}
         if check:
             heat = drawn.map if drawn.raw is None else drawn.raw  # ranked as drawn: signed maps most positive first
-            checked = DeletionInsertion(model).attribute(image, drawn.target, heat=heat, method=method)
+            checked = DeletionInsertion(model, fill=fill).attribute(image, drawn.target, heat=heat, method=method)
             out["faithfulness"] = checked.to_json()
         found.append(out)
     return found
@@ -311,6 +320,7 @@ def main(argv: list[str] | None = None) -> int:
                 args.map,
                 args.target,
                 args.faithfulness,
+                args.fill,
             )
             for name in (args.model if args.map else [])
         ]

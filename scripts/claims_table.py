@@ -1,14 +1,16 @@
 """The generated tables of the documents, from the stored results in assets/: the README's short claims table
 (claim, figure, verdict here, one number; engine.paper.verdicts), the full one for docs/training.md (the paper's
-statement, the rule, what is seen here) and the README's table of the bundled family (each member's test accuracy,
-over its seeds where there are several; scripts/family_table.py).
+statement, the rule, what is seen here), the README's table of the bundled family (each member's test accuracy,
+over its seeds where there are several; scripts/family_table.py) and its table of which map methods pass
+(engine.paper.map_verdicts).
 
     python scripts/claims_table.py            # the short claims table
     python scripts/claims_table.py --full     # the full claims table
     python scripts/claims_table.py --write    # replace the text between the markers in README.md / docs/training.md
 
 The README holds the short table between `<!-- claims:start -->` and `<!-- claims:end -->` and the family's between
-`<!-- family:start -->` and `<!-- family:end -->`, docs/training.md the full one between `<!-- claims-full:start -->`
+`<!-- family:start -->` and `<!-- family:end -->`, the map checks' between `<!-- maps:start -->` and
+`<!-- maps:end -->`, docs/training.md the full one between `<!-- claims-full:start -->`
 and `<!-- claims-full:end -->`; tests/test_claims_table.py checks that each equals what this makes. The trainer
 (scripts/train_family.py --commit) rewrites them when it bundles a checkpoint.
 """
@@ -24,15 +26,22 @@ sys.path.insert(0, str(REPO))
 
 from family_table import readme_table  # noqa: E402
 
-from engine.paper.verdicts import all_verdicts, full_table, short_table  # noqa: E402
+from engine.paper.map_verdicts import table as map_table  # noqa: E402
+from engine.paper.verdicts import all_verdicts, full_table, short_table, stored_sections  # noqa: E402
 
-DOCUMENTS = ((REPO / "README.md", "short"), (REPO / "README.md", "family"), (REPO / "docs" / "training.md", "full"))
-MARKERS = {"short": "claims", "full": "claims-full", "family": "family"}
+DOCUMENTS = (
+    (REPO / "README.md", "short"),
+    (REPO / "README.md", "family"),
+    (REPO / "README.md", "maps"),
+    (REPO / "docs" / "training.md", "full"),
+)
+MARKERS = {"short": "claims", "full": "claims-full", "family": "family", "maps": "maps"}
 
 
 def tables() -> dict[str, str]:
     verdicts = all_verdicts()
-    return {"short": short_table(verdicts), "full": full_table(verdicts), "family": readme_table()}
+    maps = map_table(stored_sections().get("maps"))
+    return {"short": short_table(verdicts), "full": full_table(verdicts), "family": readme_table(), "maps": maps}
 
 
 def markers(kind: str) -> tuple[str, str]:

@@ -68,6 +68,7 @@ def test_every_analysis_module_holds_a_model_analysis():
         "GradientAttention",
         "LogitLens",
         "DeletionInsertion",
+        "MapChecks",
     }
 
 
@@ -77,6 +78,7 @@ SMALL = {  # options that keep each run to a few seconds
     "hessian": {"top_k": 1, "batch_size": 8, "batches": 1, "max_iter": 3},
     "landscape": {"dims": 1, "points": 3},
     "corruption": {"corruptions": ["gaussian_noise"], "severities": [1]},
+    "maps": {"methods": ["Saliency", "Grad-CAM"], "randomized": 2, "orders": 1, "fills": ["blur"]},
 }
 
 
@@ -129,6 +131,7 @@ def test_each_paper_figure_has_one_engine_entry_and_one_view_in_the_paper_order(
         "Fig 10a",
         "Fig 10b",
         "Fig 12b",
+        "Map checks",
     ]
     assert (
         set(FINDINGS)

@@ -188,3 +188,41 @@ def test_the_teaching_pack_says_a_checked_maps_line(sample_photo: Path):
     pack = tab.export_pack(page.runs, sample_photo.name, Look(), [page.columns[0].options])
     handout = zipfile.ZipFile(BytesIO(pack.data)).read("handout.html").decode()
     assert f"Can this map be trusted? {line}".replace("'", "&#x27;") in handout
+
+
+def test_road_imputes_each_pixel_taken_away_as_the_mean_of_its_neighbours():
+    """ROAD's noisy linear imputation, against values worked out by hand: one pixel taken away inside the image
+    becomes the weighted mean of its 8 neighbours (1/6 beside, 1/12 across a corner); a block taken away from a
+    linear ramp is the ramp again (a linear function is the mean of its symmetric neighbours); only noise of sd
+    0.01 is added, and only where pixels were taken away."""
+    from engine.analyses.faithfulness import ROAD_NOISE, impute
+
+    rng = np.random.default_rng(0)
+    x = torch.from_numpy(rng.normal(size=(1, 3, 8, 8))).float()
+    kept = torch.ones(1, 1, 8, 8)
+    kept[0, 0, 3, 4] = 0
+    filled = impute(x, kept)
+    around = x[0, :, 2:5, 3:6]
+    weights = torch.tensor([[1 / 12, 1 / 6, 1 / 12], [1 / 6, 0, 1 / 6], [1 / 12, 1 / 6, 1 / 12]])
+    expected = (around * weights).sum(dim=(1, 2))
+    assert torch.allclose(filled[0, :, 3, 4], expected, atol=5 * ROAD_NOISE)
+    assert torch.equal(filled[0, :, :3], x[0, :, :3])  # the pixels kept are kept exactly
+    ys, xs = torch.meshgrid(torch.arange(16.0), torch.arange(16.0), indexing="ij")
+    ramp = torch.stack([0.1 * ys + 0.05 * xs, -0.2 * xs, 0.03 * ys])[None]
+    kept = torch.ones(2, 1, 16, 16)
+    kept[0, 0, 4:12, 3:11] = 0
+    kept[1] = 1.0 - kept[0]  # the other way round: only the block is kept, the border is imputed from it
+    filled = impute(ramp, kept)
+    error = (filled[0] - ramp[0])[:, 4:12, 3:11]
+    assert error.abs().max() < 5 * ROAD_NOISE and 0.5 * ROAD_NOISE < error.std() < 2 * ROAD_NOISE
+    assert torch.equal(filled[1, :, 4:12, 3:11], ramp[0, :, 4:12, 3:11])
+    nothing = impute(ramp, torch.zeros(1, 1, 16, 16))  # nothing kept: the mean colour (and the noise)
+    assert torch.allclose(nothing[0], ramp[0].mean(dim=(1, 2), keepdim=True).expand(3, 16, 16), atol=5 * ROAD_NOISE)
+
+
+def test_road_fill_checks_a_map_like_the_others(toy, image):
+    on = np.zeros((32, 32), np.float32)
+    on[REGION] = 1.0
+    found = DeletionInsertion(toy, steps=8, fill="road", orders=2).attribute(image, 0, heat=on)
+    assert found.random.fill == "road" and found.to_json()["fill"] == "road"
+    assert found.deletion.area < found.random.deletion.area and found.insertion.area > found.random.insertion.area

@@ -18,6 +18,7 @@ from streamlit.testing.v1 import AppTest
 from app.service import OFFLINE_MODELS, Service
 from app.tabs.compare import CompareTab, Look
 from app.tabs.tour import KEYS, TourTab, index_of, tour_html
+from app.views.attention import ViewOptions
 from app.views.evidence import Verdict, better_verdict, distance_verdict, headline, unit_verdict
 from app.views.texts import NUMBERS, TOUR_INTACT
 from app.views.tour import LABEL_PX, buildup_figure, distance_figure, labelled_row
@@ -26,6 +27,7 @@ from engine.paper.claims import FAILS, HOLDS, NO_DIFFERENCE, NOT_TESTED
 from engine.paper.claims import Verdict as Claim
 from engine.paper.findings import STORE, outdated
 from engine.paper.verdicts import corruption as corruption_verdicts
+from engine.paper.verdicts import figure_verdicts
 from engine.results import AttentionLayer, AttentionResult
 from tests.conftest import ROOT, streamlit_settled, streamlit_upload
 from tests.test_claims import KINDS, result
@@ -150,7 +152,7 @@ def test_statistics_come_a_click_after_a_sentence_in_words(steps):
 
 def test_every_step_has_the_papers_claim_a_picture_and_a_verdict_from_the_screen(steps):
     results, steps = steps
-    assert [s.key for s in steps] == list(KEYS) and [s.number for s in steps] == list(range(1, 8))
+    assert [s.key for s in steps] == list(KEYS) and [s.number for s in steps] == list(range(1, 9))
     assert all(s.statement and s.try_this and s.verdict.text and (s.figure or s.image is not None) for s in steps)
     assert "8 x 8 = 64 patches of 4 px" in steps[0].verdict.text and steps[0].image.shape == (448, 448, 3)
     assert steps[2].verdict == unit_verdict(results, "high_freq") and steps[3].verdict == unit_verdict(
@@ -161,13 +163,33 @@ def test_every_step_has_the_papers_claim_a_picture_and_a_verdict_from_the_screen
         k: 100 * np.mean([d for f, d in zip(r["result"]["frequencies"], r["result"]["accuracy_drop"]) if f >= 0.5])
         for k, r in stored.items()
     }
-    robustness = steps[-1].verdict
+    robustness = next(s for s in steps if s.key == "robustness").verdict
     assert robustness.holds is bool(drop["step0"] > drop["vit"]) and f"{drop['vit']:.1f} points" in robustness.text
     noise = json.loads(Path(STORE).read_text())["findings"]["noise"]
     assert ("Older checkpoints" in robustness.text) is bool(outdated(noise))  # flagged while the family is retrained
     alternet, decided = steps[5].verdict, alternet_verdict()  # Fig 12a: the engine's verdict over the seeds
     assert decided.words in alternet.text and "**Verdict**: " in alternet.text and alternet.holds is decided.holds
     assert decided.here in alternet.numbers  # its statistics, a click away
+
+
+def test_the_last_step_checks_each_models_first_map_on_the_photo_and_says_which_methods_pass(analysis, steps):
+    service, runs = analysis
+    _, steps = steps
+    trust = next(s for s in steps if s.key == "trust")
+    for run in runs:  # the map the Compare tab shows first: the ViT's attention, the ResNet's Grad-CAM
+        options = ViewOptions()
+        found = run.checks[(options.map_id(run), options.key(run)[1])]
+        assert found.method == options.method_for(run) and found.line() in trust.verdict.text
+    assert trust.verdict.text.count("random weights, this score tells nothing") == len(runs)
+    assert [trace.y for trace in trust.figure.data[1::2]] == [
+        tuple(run.checks[(ViewOptions().map_id(run), ViewOptions().key(run)[1])].random.deletion.probabilities)
+        for run in runs
+    ]
+    stored = figure_verdicts("maps", json.loads(Path(STORE).read_text())["findings"]["maps"])
+    assert all(f"{v.outcome}** ({v.number}). {v.words}" in trust.verdict.text for v in stored) and len(stored) >= 5
+    passes = service.forward_passes
+    again = TourTab(service).step(runs, "trust")  # checked once: kept on the run
+    assert again.verdict == trust.verdict and service.forward_passes == passes
 
 
 def test_buildup_figure_draws_a_line_per_training_length_with_room_for_its_labels():
@@ -185,14 +207,14 @@ def test_buildup_figure_draws_a_line_per_training_length_with_room_for_its_label
 
 def test_step_names_and_numbers_both_address_a_step():
     assert index_of("variance") == 3 and index_of("4") == 3 and index_of(7) == 6
-    assert index_of("nope") == 0 and index_of(None) == 0 and index_of("99") == 6
+    assert index_of("nope") == 0 and index_of(None) == 0 and index_of("99") == 7
 
 
 def test_gradio_tour_deep_link_walk_and_handout(page, server_url: str, sample_photo: Path, output_dir: Path):
     client = Client(server_url, verbose=False)
     page.goto(f"{server_url}/?step=variance")
     progress = page.locator("#tour-progress")
-    progress.get_by_text("Step 4 of 7").wait_for(timeout=120_000)  # the deep link opened the tour at step 4
+    progress.get_by_text("Step 4 of 8").wait_for(timeout=120_000)  # the deep link opened the tour at step 4
     assert "Analyze a photo in the Compare tab first" in page.locator("#tour-verdict").inner_text()
     page.get_by_role("tab", name="Compare models").click()
     page.locator("input[type=file]").first.set_input_files(str(sample_photo))
@@ -205,22 +227,22 @@ def test_gradio_tour_deep_link_walk_and_handout(page, server_url: str, sample_ph
     page.get_by_role("button", name="Analyze").click()
     page.locator("#variance .js-plotly-plot").wait_for(timeout=300_000)
     page.get_by_role("tab", name="Guided tour").click()
-    progress.get_by_text("Step 4 of 7").wait_for(timeout=120_000)
+    progress.get_by_text("Step 4 of 8").wait_for(timeout=120_000)
     for number in (3, 2, 1):  # one step per click, each shown before the next
         page.locator("#tour-back").click()
-        progress.get_by_text(f"Step {number} of 7").wait_for(timeout=120_000)
-    for number in range(1, 8):
-        progress.get_by_text(f"Step {number} of 7").wait_for(timeout=120_000)
+        progress.get_by_text(f"Step {number} of 8").wait_for(timeout=120_000)
+    for number in range(1, 9):
+        progress.get_by_text(f"Step {number} of 8").wait_for(timeout=120_000)
         verdict = page.locator("#tour-verdict").inner_text()
         assert re.search(r"Holds here|Does not hold here|Here|Not comparable yet", verdict), verdict
         page.screenshot(path=str(output_dir / f"tour-gradio-{number}.png"), full_page=True)
-        if number < 7:
+        if number < 8:
             page.locator("#tour-next").click()
     assert page.locator("#tour-next").is_disabled()
     client.predict(handle_file(str(sample_photo)), MODELS, "random", "inferno", 0.6, True, api_name="/run")
     with zipfile.ZipFile(client.predict(sample_photo.name, api_name="/tour_export")) as archive:  # the photo shown
         html = archive.read("tour.html").decode()
-        assert html.count("<section>") == 7 and "Step 3 of 7" in html and "figures/tour-variance.png" in html
+        assert html.count("<section>") == 8 and "Step 3 of 8" in html and "figures/tour-variance.png" in html
         assert "figures/tour-variance.png" in archive.namelist() and "pictures/tour-patches.png" in archive.namelist()
         assert "Try this" not in html  # the handout leaves the app's controls out
         assert f"On {sample_photo.name}, analyzed by " in html  # the photo and models the handout reads
@@ -251,7 +273,7 @@ def test_streamlit_tour_in_the_browser_deep_link_and_every_step(
     output_dir: Path,
 ):
     page.goto(f"{streamlit_url}/?step=variance")
-    page.get_by_text("Step 4 of 7").wait_for(timeout=300_000)  # the deep link opened the tour at step 4
+    page.get_by_text("Step 4 of 8").wait_for(timeout=300_000)  # the deep link opened the tour at step 4
     tour = page.get_by_role("tabpanel").filter(has=page.get_by_role("button", name="Next →"))
     assert "Analyze a photo in the Compare tab first" in tour.inner_text()
     streamlit_upload(page, sample_photo)
@@ -265,16 +287,16 @@ def test_streamlit_tour_in_the_browser_deep_link_and_every_step(
     page.get_by_role("tab", name="Guided tour").click()
     for number in (3, 2, 1):  # one step per click, each shown before the next
         tour.get_by_role("button", name="← Back").click()
-        tour.get_by_text(f"Step {number} of 7").wait_for(timeout=300_000)
+        tour.get_by_text(f"Step {number} of 8").wait_for(timeout=300_000)
         streamlit_settled(page)
-    for number in range(1, 8):
-        tour.get_by_text(f"Step {number} of 7").wait_for(timeout=300_000)
+    for number in range(1, 9):
+        tour.get_by_text(f"Step {number} of 8").wait_for(timeout=300_000)
         streamlit_settled(page)
         shown = tour.inner_text()
         assert re.search(r"Holds here|Does not hold here|Here|Not comparable yet", shown), shown
         assert "Analyze a photo in the Compare tab first" not in shown and "Traceback" not in shown
         page.screenshot(path=str(output_dir / f"tour-streamlit-{number}.png"), full_page=True)
-        if number < 7:
+        if number < 8:
             tour.get_by_role("button", name="Next →").click()
     assert tour.get_by_role("button", name="Next →").is_disabled()
 

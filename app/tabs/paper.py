@@ -61,8 +61,9 @@ class PaperTab:
         self, recomputed: Recomputed, name: str, images: int, report: Report | None = None
     ) -> tuple[Recomputed, Section]:
         """Analysis `name` run again on `images` subset images; the session's recomputed sections and the new one."""
-        if name not in FINDINGS:
-            raise problem(f"'{name}' is not recomputed in the app: one of {', '.join(FINDINGS)}")
+        if name not in FINDINGS or not findings.FIGURES[name].in_app:
+            shown = [n for n in FINDINGS if findings.FIGURES[n].in_app]
+            raise problem(f"'{name}' is not recomputed in the app: one of {', '.join(shown)}")
         with problems():
             result = self.board.recompute(name, int(images), report=report)
         recomputed = {**recomputed, name: result}
@@ -93,7 +94,7 @@ def _drawn(name: str, recomputed: dict | None) -> Section:
         [described(fig, caption) for fig in findings.figures(name, shown)],
         findings.panels(name),
         caption,
-        finding and f"Recompute ({finding.figure})",
+        f"Recompute ({finding.figure})" if finding and findings.FIGURES[name].in_app else None,
         finding.images if finding else 0,
     )
 

@@ -25,14 +25,14 @@ from app.tabs.compare import Look
 from app.views import alt_text, evidence, figures
 from app.views import texts as text
 from app.views import tour as pictures
-from app.views.attention import ViewOptions, render
+from app.views.attention import ViewOptions, render, select_map
 from app.views.evidence import Verdict
 from engine.analyses.attributions import patch_size
 from engine.errors import shown as one_line
 from engine.paper import buildup, verdicts
 
-KEYS = tuple(text.TOUR)  # patches, where, frequency, variance, answer, alternet, robustness
-READS_RUNS = ("patches", "where", "frequency", "variance", "answer")  # the steps on the Compare tab's results
+KEYS = tuple(text.TOUR)  # patches, where, frequency, variance, answer, alternet, robustness, trust
+READS_RUNS = ("patches", "where", "frequency", "variance", "answer", "trust")  # the steps on the Compare tab's results
 
 
 @dataclass(frozen=True)
@@ -147,6 +147,30 @@ class TourTab:
             return None, None, Verdict(None, "**Here**: the stored Fig 2b is missing (`python -m engine findings`).")
         verdict = evidence.verdict_of(verdicts.noise(section), "".join(findings.outdated_note("noise", section)))
         return findings.figures("noise", section)[0], None, verdict
+
+    def _trust(self, runs, look):
+        """Each model's default map (the one the Compare tab shows first) checked on the photo, once per map (the
+        service keeps it on the run); then the stored map checks' verdicts over the CIFAR-10 test images."""
+        if missing := self._needs(runs):
+            return None, None, missing
+        options, checks = ViewOptions(), []
+        for run in runs:
+            values = select_map(run, options).values
+            method = options.method_for(run)
+            checks.append(self.service.faithfulness(run, options.map_id(run), values, options.key(run)[1], method))
+        lines = [
+            f"- {run.result.label}'s {found.method} map: {found.line()}"
+            + (f" ({text.CHECK_RANDOM})" if run.result.random_weights else "")
+            for run, found in zip(runs, checks)
+        ]
+        section = findings.sections({}).get("maps")
+        stored = [
+            f"- **{v.claim}: {v.outcome}** ({v.number}). {v.words}" for v in verdicts.figure_verdicts("maps", section)
+        ]
+        said = "\n".join(
+            [text.TRUST_HERE, *lines, "", text.TRUST_STORED.format(images=(section or {}).get("images", 0)), *stored]
+        )
+        return pictures.trust_figure([run.result for run in runs], checks), None, Verdict(None, said)
 
     def export(self, runs: list[ModelRun], look: Look = Look(), photo: str = "") -> Download:
         """Every step as one page of a handout (tour.html), with its figure and picture, in one ZIP; `photo`

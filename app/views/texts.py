@@ -169,6 +169,15 @@ hurts most, as does removing a unit early in a stage.""",
     "corruption": """### Corruption robustness (Fig 12b)
 Accuracy on test images under 14 CIFAR-10-C corruptions at 5 severities, against clean accuracy. The
 paper: AlterNet is both more accurate and more robust than the CNN, even on small data.""",
+    "maps": """### Can the maps be trusted? (not in the paper)
+The maps in **Compare models** show where a model looks, by eight methods; these checks ask, over test images,
+whether a method's maps show what the model actually uses. **Deletion**: blur the map's top pixels first and
+follow the class's probability; a faithful map makes it fall faster than random pixels do (the bars: random
+order's area under the curve minus the map's, above 0 is better). **Insertion**: start from the blurred image and
+put the map's top pixels back; it should rise faster. **Randomization** (Adebayo et al. 2018): randomize the
+model's weights from the head down; a map that stays alike (Spearman ρ near 1) shows the image, not what the
+model learned. Deletion and insertion favour maps whose removals look least like a training image; blurring keeps
+that small but not nil. Attention and the logit lens are not checked here: they explain no class.""",
 }
 
 
@@ -229,14 +238,17 @@ class Labels:
 LABEL = Labels()
 
 TOUR_INTRO = """## A guided tour of the paper, on your photo
-Seven steps, one idea each: what the paper says, the plot that tests it on the models you analyzed in the
-Compare tab (the bundled CIFAR-10 family for the last two), whether it holds here, and one thing to try.
+Eight steps, one idea each: what the paper says, the plot that tests it on the models you analyzed in the
+Compare tab (the bundled CIFAR-10 family for AlterNet and robustness), whether it holds here, and one thing to try;
+the last asks whether the maps can be trusted.
 Analyze a photo first; change the models there and the tour follows."""
 
 TOUR_INTACT = "(Read on the intact models: the units switched off in the Compare tab are left out here.)"
 MAP_TITLE = "Where it looks"  # a compare column's map
 CHECK_TITLE = "Can this map be trusted?"  # the line under a checked map: its deletion against random orders
 CHECK_RANDOM = "with random weights, this score tells nothing about a trained model"
+TRUST_HERE = "**Here**, on your photo, each model's first map (deletion against random pixel orders):"
+TRUST_STORED = "**Over {images} CIFAR-10 test images** (Paper figures tab, map checks), which methods pass:"
 NUMBERS = "The numbers"  # the statistics behind a verdict told in words, a click away
 
 TOUR = {  # key: (title, the paper's statement, one thing to try)
@@ -280,5 +292,13 @@ TOUR = {  # key: (title, the paper's statement, one thing to try)
         "Robustness to high-frequency noise (Fig 2b)",
         "ViTs are robust to high-frequency noise and ResNets are not: the other side of MSAs being low-pass filters.",
         "In the Paper figures tab, add noise to your own photo and compare the curves.",
+    ),
+    "trust": (
+        "Can we trust the map?",
+        "Not a claim of the paper, but every map in this app rests on it: a map that shows what the model uses makes "
+        "the class's probability fall faster than random pixels do when its top pixels are removed first (deletion, "
+        "Petsiuk et al. 2018). Attention maps are often read as explanations; this tests them like any other map.",
+        "In the Compare tab, choose another map method and press “Can this map be trusted? Check it”; the Paper "
+        "figures tab's map checks test every method over 200 test images, with the randomization test.",
     ),
 }

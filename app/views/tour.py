@@ -9,6 +9,7 @@ from PIL import Image, ImageDraw, ImageFont
 
 from app.cifar_lab import STEPS
 from app.views.figures import MODEL_COLORS, layout, model_name, model_places, model_style
+from engine.analyses.faithfulness import Faithfulness
 from engine.paper.buildup import Run
 from engine.results import ModelResult
 
@@ -121,3 +122,30 @@ def buildup_figure(accuracy: dict[int, tuple[float, float]], seeds: dict[int, li
         fig.update_yaxes(range=[min(values) - pad, max(values) + 2 * pad])
     fig.update_layout(showlegend=True)  # names the training length even when there is one
     return fig.update_xaxes(range=[-0.5, len(STEPS) - 0.5], dtick=1)
+
+
+def trust_figure(results: list[ModelResult], checks: list[Faithfulness]) -> go.Figure:
+    """Each model's deletion curve of its map on the photo (solid) beside random pixel orders' (dotted): the class's
+    probability as the pixels go, most important first; a map of what the model uses falls below random."""
+    fig = go.Figure()
+    for place, result, found in zip(model_places(results), results, checks):
+        name = f"{model_name(result)} · {found.method}"
+        fig.add_scatter(
+            x=[100 * f for f in found.deletion.fractions],
+            y=found.deletion.probabilities,
+            mode="lines+markers",
+            name=f"{name} (area {found.deletion.area:.2f})",
+            **model_style(place),
+            hovertemplate=f"{name}<br>%{{x:.0f}}% removed: p = %{{y:.3f}}<extra></extra>",
+        )
+        fig.add_scatter(
+            x=[100 * f for f in found.random.deletion.fractions],
+            y=found.random.deletion.probabilities,
+            mode="lines",
+            name=f"{model_name(result)}, random order (area {found.random.deletion.area:.2f})",
+            line={"color": MODEL_COLORS[place % len(MODEL_COLORS)], "width": 1.5, "dash": "dot"},
+            hovertemplate=f"{model_name(result)}, random order<br>%{{x:.0f}}% removed: p = %{{y:.3f}}<extra></extra>",
+        )
+    fill = checks[0].random.fill if checks else "blur"
+    layout(fig, "Deletion: each map's top pixels removed first", f"Pixels removed (%), {fill} fill", "p(its class)")
+    return fig.update_yaxes(range=[0, 1.02])

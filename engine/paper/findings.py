@@ -1,4 +1,5 @@
-"""The paper's other analyses (Figs 1a, 1c/4, 2b, 10a, 10b, 12b) on the bundled CIFAR-10 family.
+"""The paper's other analyses (Figs 1a, 1c/4, 2b, 10a, 10b, 12b) on the bundled CIFAR-10 family, and the checks of
+the app's map methods (deletion, insertion, the randomization test).
 
     model = load_member("step6")                                   # AlterNet with the paper's placement
     result = FINDINGS["hessian"].run(model, progress=...)          # a JSON-ready dict
@@ -22,7 +23,7 @@ from typing import Callable
 import numpy as np
 import torch
 
-from ..analyses import corruption, hessian, landscape, lesion, noise, similarity
+from ..analyses import corruption, hessian, landscape, lesion, map_checks, noise, similarity
 from ..analyses.base import ModelAnalysis, Progress
 from ..data.cifar_subset import subset
 from ..errors import EngineError
@@ -210,6 +211,16 @@ PAPER_FIGURES: dict[str, Finding] = {  # in the paper's order
             corruption.CorruptionRobustness,
             "test",
             200,
+        ),
+        Finding(  # not one of the paper's figures: whether the maps the app draws can be trusted
+            "maps",
+            "Map checks",
+            "deletion, insertion and the randomization test of each map method",
+            map_checks.headline,
+            map_checks.MapChecks,
+            "test",
+            200,
+            {"randomized": map_checks.RANDOMIZED, "fills": list(map_checks.FILLS), "orders": 3},
         ),
     )
 }

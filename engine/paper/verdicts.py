@@ -15,6 +15,7 @@ import numpy as np
 from . import buildup, unit_spread
 from .claims import APART, FAILS, HOLDS, NO_DIFFERENCE, NOT_TESTED, Counted, Verdict, unit_verdicts
 from .findings import STORE, member_label, unpack_bits
+from .map_verdicts import map_verdicts
 from .paired import PairedDifference, in_words, paired, points
 
 HIGH_BANDS = 0.5  # Fig 2b's high frequencies: the bands from 0.5π up
@@ -284,6 +285,7 @@ FIGURE_VERDICTS = {
     "similarity": similarity,
     "lesion": lesion,
     "corruption": corruption,
+    "maps": map_verdicts,  # not the paper's: which of the app's map methods pass (engine.paper.map_verdicts)
 }
 
 

@@ -21,7 +21,8 @@ def paper_widget(key: str) -> bool:
 
 
 def paper_tab(picture: tuple[bytes, str]) -> None:
-    """Figs 1a, 1b, 1c/4, 2b, 10a, 10b and 12b: stored results at once, Recompute per analysis."""
+    """Figs 1a, 1b, 1c/4, 2b, 10a, 10b and 12b, and the map checks: stored results at once, Recompute per analysis
+    (where the app recomputes it)."""
     paper = PaperTab(board())
     st.markdown(paper.intro)
     recomputed = state.setdefault("recomputed", {})

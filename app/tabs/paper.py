@@ -1,6 +1,6 @@
-"""The Paper figures tab (Figs 1a, 1b, 1c/4, 2b, 10a, 10b, 12b): each analysis's explanation, stored
-figures and caption at once; Recompute per analysis; Fig 2b's noise on the user's photo; every figure
-for slides.
+"""The Paper figures tab (Figs 1a, 1b, 1c/4, 2b, 10a, 10b, 12b; then the map checks): each analysis's explanation,
+stored figures and caption at once; Recompute per analysis (where the app recomputes it); Fig 2b's noise on the
+user's photo; every figure for slides.
 
     tab = PaperTab(PaperFindings(service))
     for section in tab.sections({}):  section.figures, section.caption

@@ -150,9 +150,7 @@ def map_verdicts(section: dict | None) -> list[Verdict]:
         passed = [key for key, c in trained.items() if c.passes]
         number = f"passes on {len(passed)} of {len(trained)} models"
         outcome = HOLDS if len(passed) == len(trained) else FAILS
-        verdicts.append(
-            Verdict(claim, FIGURE, PAPER, RULE, here, outcome, number, apart, _in_words(trained, runs))
-        )
+        verdicts.append(Verdict(claim, FIGURE, PAPER, RULE, here, outcome, number, apart, _in_words(trained, runs)))
     return verdicts
 
 

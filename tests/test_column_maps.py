@@ -111,3 +111,16 @@ def test_a_second_analyze_from_the_same_page_does_nothing_while_the_first_runs()
 def test_a_stopped_column_says_which_map_it_shows():
     assert stopped_line(True).startswith(LABEL.map_stopped) and "previous one" in stopped_line(True)
     assert stopped_line(False) == LABEL.map_stopped  # no map before it: nothing to call "the previous one"
+
+
+def test_a_checks_stop_stops_the_check_in_progress_and_no_later_one_nor_the_map():
+    maps = ColumnMaps()
+    started = time.monotonic()
+    maps.stop_check("page", 0)
+    assert maps.check_stopped_since("page", 0, started)  # the check in progress stops
+    assert not maps.check_stopped_since("page", 1, started) and not maps.check_stopped_since("other", 0, started)
+    assert not maps.stopped_since("page", 0, started)  # the map is not the check
+    later = time.monotonic() + 0.001
+    assert not maps.check_stopped_since("page", 0, later)  # a check asked for after the Stop runs
+    maps.stop_check(None, 0)
+    assert not maps.check_stopped_since(None, 0, started)  # a direct call: nothing stops it

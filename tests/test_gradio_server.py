@@ -126,7 +126,16 @@ def test_random_top5_reads_each_probability_and_a_new_analysis_clears_the_old_ex
     )
 
 
-def test_a_columns_check_comes_under_its_map_without_redrawing_it(client: Client, sample_photo: Path):
+def test_a_columns_check_comes_under_its_map_without_redrawing_it_and_its_stop_keeps_nothing(
+    client: Client, sample_photo: Path
+):
+    """The ViT's attention checked: its line under the map, kept on the run. Then a first check of the ResNet's
+    photo (88 images through ResNet-50 at 224 px: its map, then three random orders) stopped once it has begun: it
+    ends before its last batch and leaves nothing; asked again, it is made whole (a Stop pressed before a check began
+    does not stop it)."""
+    import time
+    from concurrent.futures import CancelledError
+
     client.predict(handle_file(str(sample_photo)), MODELS, "random", "inferno", 0.6, True, api_name="/run")
     controls = {"steps": 8, "layer": 12, "head": "mean", "rollout": False, "method": "Attention", "target": None}
     caption, curves, line = client.predict(**controls, api_name="/check_1")  # (the curves' box is not an output)
@@ -138,3 +147,16 @@ def test_a_columns_check_comes_under_its_map_without_redrawing_it(client: Client
     assert client.predict(api_name="/forward_passes") == passes
     image, other = client.predict(layer=3, head="mean", rollout=False, colormap="inferno", api_name="/view_1")
     assert "Can this map be trusted?" not in other  # another map: no line of the checked one's
+
+    resnet = {**controls, "layer": 1, "method": "Grad-CAM"}
+    before = client.predict(api_name="/forward_passes")
+    job = client.submit(**resnet, api_name="/check_0")
+    while client.predict(api_name="/forward_passes") == before:  # its first batch has run
+        time.sleep(0.1)
+    client.predict(api_name="/check_stop_0")
+    with pytest.raises((AppError, CancelledError), match="stopped|^$"):
+        job.result()
+    stopped = client.predict(api_name="/forward_passes") - before
+    assert stopped < 8, stopped  # 8 batches of 16 (2 curves of 11 points, and 3 random orders' 6 more)
+    caption, _, line = client.predict(**resnet, api_name="/check_0")
+    assert line and line in caption and "Can this map be trusted?" in caption

@@ -39,6 +39,7 @@ class Slot:
     stop: gr.Button
     compute: gr.Button  # after a Stop: compute the map the controls ask for
     check: gr.Button  # how far the map shown can be trusted: its deletion and insertion against random orders
+    check_stop: gr.Button  # shown while the check runs
     curves_box: gr.Accordion
     curves: gr.Plot  # the checked map's deletion and insertion curves
     curves_line: gr.Textbox  # (hidden) their check's line: the curves show while the caption has it
@@ -123,6 +124,7 @@ def compare_column(i: int) -> list:
         stop = gr.Button(LABEL.stop_map, size="sm", variant="stop", visible=False, elem_id=f"stop-{i}")
         compute = gr.Button(LABEL.compute_map, size="sm", visible=False, elem_id=f"compute-{i}")
         check = gr.Button(LABEL.check_map, size="sm", elem_id=f"check-{i}")
+        check_stop = gr.Button(LABEL.stop_check, size="sm", variant="stop", visible=False, elem_id=f"check-stop-{i}")
         with gr.Accordion(LABEL.check_curves, open=False, visible=False, elem_id=f"check-curves-{i}") as curves_box:
             curves = gr.Plot(show_label=False, elem_id=f"check-plot-{i}")
         curves_line = gr.Textbox(visible=False)
@@ -155,6 +157,7 @@ def compare_column(i: int) -> list:
         stop,
         compute,
         check,
+        check_stop,
         curves_box,
         curves,
         curves_line,

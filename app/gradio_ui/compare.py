@@ -200,7 +200,7 @@ class Compare:
             top.refused_status, top.image, top.status, preprocess=False, queue=False, api_visibility="private"
         )
         self.maps.wire(self.slots, top.state, top.views, self.colormap, self.opacity, self.steps)
-        checks.wire(self.tab, self.slots, top.state, self.steps)
+        checks.wire(self.tab, self.maps.columns, self.slots, top.state, self.steps)
         self.wire_lesions()
         self.wire_curves_and_exports()
 

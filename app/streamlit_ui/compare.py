@@ -173,7 +173,7 @@ def check_map(i: int, run: ModelRun, options: ViewOptions) -> None:
         return
     working = st.empty()
     with working.container():
-        st.button(LABEL.stop_map, key=key("stop_check", i))
+        st.button(LABEL.stop_check, key=key("stop_check", i))
         report = progress_bar(key("stop_check", i), tuple(key(kind, i) for kind in MAP_CONTROLS))
     try:
         tab().check(run, options, report)

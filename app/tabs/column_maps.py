@@ -45,6 +45,7 @@ class ColumnMaps:
         self._asked: dict[tuple[str, int], float] = {}  # a map asked for or stopped: what the column waits for
         self._ended: dict[tuple[str, int], float] = {}  # the start of the latest map request to end
         self._page: dict[str, float] = {}  # a page-wide redraw (the Integrated Gradients steps)
+        self._check_pressed: dict[tuple[str, int], float] = {}  # the Stop of the column's check
 
     def ask(self, session: Session, slot: int) -> None:
         """A new map is asked for in column `slot` (before its request starts): it stops the map before it."""
@@ -88,6 +89,19 @@ class ColumnMaps:
             return True
         key = (session, slot)
         return self._ended.get(key, -1.0) >= self._asked.get(key, 0.0)
+
+    def stop_check(self, session: Session, slot: int) -> None:
+        """The Stop of column `slot`'s check: the check in progress stops at its next progress report, keeping
+        nothing (the map and its caption stay as they were; a check stopped is not half kept)."""
+        if session is not None:
+            now = time.monotonic()
+            forget_old(self._check_pressed, now)
+            self._check_pressed[session, slot] = now
+
+    def check_stopped_since(self, session: Session, slot: int, started: float) -> bool:
+        """Whether the check of column `slot` that started at `started` has been stopped since (a Stop pressed
+        before it started, for an earlier check, does not stop it)."""
+        return session is not None and self._check_pressed.get((session, slot), -1.0) >= started
 
     def ask_page(self, session: Session) -> None:
         """A page-wide redraw is asked for (after its columns' `ask`): its request may wait in the queue."""

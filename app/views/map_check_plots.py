@@ -17,8 +17,8 @@ from plotly.subplots import make_subplots
 
 from app.views.figures import layout
 from app.views.paper_plots import _name, _places, _style
-from engine.paper.map_verdicts import ALIKE, MethodCell, cell, methods
-from engine.paper.paired import MeanDifference, mean_difference
+from engine.paper.map_verdicts import ALIKE, cell, difference, methods
+from engine.paper.paired import MeanDifference
 
 PATTERNS = ("", "/", ".", "x", "\\", "+")  # a fill pattern per model, beside its colour
 Difference = Callable[[dict, str], MeanDifference | None]  # a model's result and a method: one check's numbers
@@ -64,16 +64,8 @@ def random_order_figure(results: dict[str, dict]) -> go.Figure:
     mean gain over random order on the same images, with 95% intervals; above 0, the map beats random order."""
     titles = ["Deletion: random order's area − the map's", "Insertion: the map's area − random order's"]
     fig = make_subplots(rows=1, cols=2, shared_yaxes=True, subplot_titles=titles, horizontal_spacing=0.06)
-    cells: dict[tuple[int, str], MethodCell] = {}  # each cell's bootstrap made once for both panels
-
-    def of(data: dict, name: str) -> MethodCell:
-        key = (id(data), name)
-        if key not in cells:
-            cells[key] = cell(data, name)
-        return cells[key]
-
-    _bars(fig, results, lambda data, name: of(data, name).deletion, 1)
-    _bars(fig, results, lambda data, name: of(data, name).insertion, 2)
+    _bars(fig, results, lambda data, name: cell(data, name).deletion, 1)
+    _bars(fig, results, lambda data, name: cell(data, name).insertion, 2)
     fig.add_hline(y=0, line={"color": "#555", "width": 1})
     title = f"Map checks · against random pixel order, blur fill ({_images(results)} test images)"
     layout(fig, title, "", "Gain over random order (area)", height=420)
@@ -103,7 +95,7 @@ def randomization_figure(label: str, data: dict) -> go.Figure:
         rho = data["methods"][name]["spearman"]
         if not rho or not rho[0]:
             continue
-        found = [mean_difference(np.asarray(stage)) if len(stage) > 1 else None for stage in rho]
+        found = [difference(stage) if len(stage) > 1 else None for stage in rho]
         means = [1.0, *(float(np.mean(stage)) for stage in rho)]
         high = [0.0, *(f.high - f.mean if f else 0.0 for f in found)]
         low = [0.0, *(f.mean - f.low if f else 0.0 for f in found)]

@@ -211,6 +211,7 @@ class Labels:
     shaded = "Shade the blocks of"
     map_png = "Map as PNG"
     check_map = "Can this map be trusted? Check it"
+    stop_check = "Stop the check"
     check_curves = "Deletion and insertion curves"
     exports = "Export for teaching: figures as PNG or SVG, or the whole teaching pack"
     export_figure_name = "Figure"

@@ -20,6 +20,7 @@ Four checks per method and model, each paired over the same images:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -85,8 +86,19 @@ def mark(ok: bool | None) -> str:
     return {True: "✓", False: "✗", None: "-"}[ok]
 
 
+@lru_cache(maxsize=1024)
+def _difference_of(data: bytes) -> MeanDifference:
+    return mean_difference(np.frombuffer(data, dtype=np.float64))
+
+
+def difference(values: list[float] | np.ndarray) -> MeanDifference:
+    """paired.mean_difference of `values`, made once per process for the same values (the page draws the stored
+    checks' figures, table, verdicts and tour step from the same numbers: 10,000 resamples each)."""
+    return _difference_of(np.asarray(values, dtype=np.float64).tobytes())
+
+
 def _difference(values: list[float], minus: list[float]) -> MeanDifference:
-    return mean_difference(np.subtract(values, minus))
+    return difference(np.subtract(values, minus))
 
 
 def cell(result: dict, method: str) -> MethodCell:
@@ -100,7 +112,7 @@ def cell(result: dict, method: str) -> MethodCell:
     if IN_DISTRIBUTION in fills:
         road = _difference(fills[IN_DISTRIBUTION]["insertion"], fills[IN_DISTRIBUTION]["deletion"])
     last = checks["spearman"][-1] if checks["spearman"] else []
-    rho = mean_difference(np.asarray(last)) if len(last) > 1 else None
+    rho = difference(last) if len(last) > 1 else None
     ssim = float(np.mean(checks["ssim"][-1])) if checks["ssim"] and checks["ssim"][-1] else None
     return MethodCell(deletion, insertion, road, rho, ssim)
 

@@ -16,7 +16,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from app.views.figures import layout
-from app.views.paper_plots import _name, _places, _style
+from app.views.paper_plots import run_name, run_places, run_style
 from engine.paper.map_verdicts import ALIKE, cell, difference, methods
 from engine.paper.paired import MeanDifference
 
@@ -28,11 +28,11 @@ def _bars(fig: go.Figure, results: dict[str, dict], check: Difference, col: int 
     """Grouped bars in column `col`: per method, each model's mean per-image difference with its paired bootstrap
     95% interval (a method that does not apply to a model has no bar)."""
     names = methods({"models": {label: {"result": data} for label, data in results.items()}})
-    for slot, (label, data) in zip(_places(results), results.items()):
+    for slot, (label, data) in zip(run_places(results), results.items()):
         shown = [name for name in names if name in data["methods"]]
         found = [check(data, name) for name in shown]
         shown, found = [n for n, f in zip(shown, found) if f], [f for f in found if f]
-        name = _name(label, data)
+        name, colour = run_name(label, data), run_style(slot)["line"]["color"]
         fig.add_trace(
             go.Bar(
                 x=shown,
@@ -40,7 +40,7 @@ def _bars(fig: go.Figure, results: dict[str, dict], check: Difference, col: int 
                 name=name,
                 legendgroup=label,
                 showlegend=col == 1,
-                marker={"color": _style(slot)["line"]["color"], "pattern": {"shape": PATTERNS[slot % len(PATTERNS)]}},
+                marker={"color": colour, "pattern": {"shape": PATTERNS[slot % len(PATTERNS)]}},
                 error_y={
                     "type": "data",
                     "symmetric": False,
@@ -107,11 +107,11 @@ def randomization_figure(label: str, data: dict) -> go.Figure:
                 name=name,
                 error_y={"type": "data", "symmetric": False, "array": high, "arrayminus": low},
                 hovertemplate=f"{name}<br>%{{x}}: ρ %{{y:.2f}}<extra></extra>",
-                **_style(slot),
+                **run_style(slot),
             )
         )
     fig.add_hline(y=ALIKE, line={"color": "#555", "width": 1, "dash": "dash"})
-    title = f"Map checks · randomization test, {_name(label, data)} ({data['randomized']} test images)"
+    title = f"Map checks · randomization test, {run_name(label, data)} ({data['randomized']} test images)"
     layout(fig, title, "Weights randomized, from the head down", "Spearman ρ with the trained maps", height=400)
     ticks = [stage.replace("down to ", "down to<br>") for stage in stages]  # two lines: the parts' names are long
     fig.update_xaxes(tickvals=stages, ticktext=ticks)

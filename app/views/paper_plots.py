@@ -32,13 +32,13 @@ PI_TICKS = {"tickvals": np.linspace(0, 1, 6).tolist(), "ticktext": [f"{v:.1f}π"
 LOSS = "NLL + ℓ2"
 
 
-def _name(label: str, data: dict) -> str:
+def run_name(label: str, data: dict) -> str:
     """The display label, saying so when the dict says the weights are random (and the label does not)."""
     random = bool(data.get("random_weights"))
     return f"{label} (random weights)" if random and "random weights" not in label else label
 
 
-def _style(slot: int) -> dict:
+def run_style(slot: int) -> dict:
     """The line and marker of the model in `slot`, as app.figures draws it."""
     return {
         "line": {"color": COLORS[slot % len(COLORS)], "width": 2, "dash": DASHES[slot % len(DASHES)]},
@@ -46,7 +46,7 @@ def _style(slot: int) -> dict:
     }
 
 
-def _places(results: dict[str, dict]) -> list[int]:
+def run_places(results: dict[str, dict]) -> list[int]:
     """Each model's colour and marker: by family as in the other tabs' figures (a ResNet blue, a ViT vermillion, an
     AlterNet bluish green) where each family appears once; in order where one appears several times (Fig 12b's
     steps)."""
@@ -64,7 +64,7 @@ def _line(slot: int, name: str, x: list, y: list, hover: str, **kwargs) -> go.Sc
         mode="lines+markers",
         name=name,
         hovertemplate=f"{name}<br>{hover}<extra></extra>",
-        **_style(slot),
+        **run_style(slot),
         **kwargs,
     )
 
@@ -99,10 +99,10 @@ def noise_figure(results: dict[str, dict]) -> go.Figure:
     """Fig 2b: clean minus noisy accuracy (pp) per noise frequency band, one line per model; the drop of the
     clean top-1 class's probability for a result without labels."""
     fig, measures = go.Figure(), []
-    for slot, (label, data) in zip(_places(results), results.items()):
+    for slot, (label, data) in zip(run_places(results), results.items()):
         drop, measure = _noise_drop(data)
         measures.append(measure)
-        name = _name(label, data) + ("" if measure == "accuracy" else " · top-1 probability")
+        name = run_name(label, data) + ("" if measure == "accuracy" else " · top-1 probability")
         fig.add_trace(_line(slot, name, data["frequencies"], drop, f"%{{x:.1f}}π: {measure} drop %{{y:.1f}} pp"))
     fig.add_hline(0, line={"color": "#888", "width": 1})
     y_title = " / ".join(f"{m.capitalize()} drop" for m in dict.fromkeys(measures)) + " (pp)"
@@ -189,12 +189,12 @@ def lesion_figure(results: dict[str, dict]) -> go.Figure:
         fig.add_traces([span for span in spans if span is not None])
         if any(spans):
             fig.add_trace(_key(key, color.replace("0.16", "0.4")))
-    for slot, (label, data) in zip(_places(results), results.items()):
+    for slot, (label, data) in zip(run_places(results), results.items()):
         units = data["units"]
         fig.add_trace(
             _line(
                 slot,
-                _name(label, data),
+                run_name(label, data),
                 [u["normalized_depth"] for u in units],
                 [100 * u["drop"] for u in units],
                 "%{customdata[0]} (%{customdata[1]}) off, depth %{x:.2f}<br>accuracy %{customdata[2]:.1f}%,"
@@ -219,7 +219,7 @@ def _eigenvalues(data: dict) -> list[float]:
 
 def _hessian_name(label: str, data: dict) -> str:
     """The label with NEP (share of negative eigenvalues) and APE (mean positive one) where the JSON has them."""
-    parts = [_name(label, data)]
+    parts = [run_name(label, data)]
     if data.get("nep") is not None:
         parts.append(f"NEP (negative share) {100 * data['nep']:.1f}%")
     if data.get("ape") is not None:
@@ -235,7 +235,7 @@ def hessian_figure(results: dict[str, dict]) -> go.Figure:
     edges = np.arange(-21, 22) * size  # zero is a bin edge
     most = max((np.histogram(_eigenvalues(data), edges)[0].max() for data in results.values()), default=1)
     fig = go.Figure()
-    for slot, (label, data) in zip(_places(results), results.items()):
+    for slot, (label, data) in zip(run_places(results), results.items()):
         fig.add_histogram(
             x=_eigenvalues(data),
             name=_hessian_name(label, data),
@@ -270,8 +270,9 @@ def landscape_figure(results: dict[str, dict]) -> go.Figure:
 
 def _landscape_1d(results: dict[str, dict]) -> go.Figure:
     fig = go.Figure()
-    for slot, (label, data) in zip(_places(results), results.items()):
-        fig.add_trace(_line(slot, _name(label, data), data["x"], data["loss"], f"step %{{x:.2f}}: {LOSS} %{{y:.4g}}"))
+    for slot, (label, data) in zip(run_places(results), results.items()):
+        hover = f"step %{{x:.2f}}: {LOSS} %{{y:.4g}}"
+        fig.add_trace(_line(slot, run_name(label, data), data["x"], data["loss"], hover))
     layout(
         fig,
         f"Fig 1a · loss landscape ({LOSS}), one direction",
@@ -282,7 +283,7 @@ def _landscape_1d(results: dict[str, dict]) -> go.Figure:
 
 
 def _landscape_2d(results: dict[str, dict]) -> go.Figure:
-    names = [_name(label, data) for label, data in results.items()]
+    names = [run_name(label, data) for label, data in results.items()]
     fig = make_subplots(rows=1, cols=len(results), subplot_titles=names, shared_yaxes=True, horizontal_spacing=0.04)
     logs = [np.log10(data["loss"]) for data in results.values()]  # one colour per decade: CNNs span many
     for col, (name, data, z) in enumerate(zip(names, results.values(), logs), 1):
@@ -461,8 +462,8 @@ def corruption_figure(results: dict[str, dict]) -> go.Figure:
     ranges = (_padded(clean, 0.25), _padded(corrupted, 0.2))  # room for the labels
     short = [point_label(label) for label in results]
     spots = label_spots(list(zip(clean, corrupted)), short, ranges)
-    for slot, (label, data) in zip(_places(results), results.items()):
-        name = _name(label, data)
+    for slot, (label, data) in zip(run_places(results), results.items()):
+        name = run_name(label, data)
         point = _line(
             slot,
             name,
@@ -530,7 +531,7 @@ def corruption_detail_figure(one: dict, label: str = "") -> go.Figure:
     )
     fig.add_vline(100 * one["clean_accuracy"], line={"color": "#555", "dash": "dash"})
     fig.add_scatter(x=[None], y=[None], mode="lines", name="clean accuracy", line={"color": "#555", "dash": "dash"})
-    title = "Fig 12b · accuracy per corruption" + (f" · {_name(label, one)}" if label else "")
+    title = "Fig 12b · accuracy per corruption" + (f" · {run_name(label, one)}" if label else "")
     layout(fig, title, "Accuracy (%)", "Corruption", height=420)
     fig.update_xaxes(range=[0, 100])
     return fig.update_yaxes(autorange="reversed")
@@ -543,15 +544,15 @@ def trajectory_figure(trajectories: dict[str, dict]) -> go.Figure:
     """Fig 1b: r_t = ‖Δw_t‖/‖Δw_init‖ against θ_t (degrees) for every snapshot, one line per model; the
     sector 0..90° unless an angle needs more."""
     fig = go.Figure()
-    for slot, (label, data) in zip(_places(trajectories), trajectories.items()):
-        name = _name(label, data)
+    for slot, (label, data) in zip(run_places(trajectories), trajectories.items()):
+        name = run_name(label, data)
         fig.add_scatterpolar(
             r=data["r"],
             theta=data["theta_deg"],
             customdata=data["epochs"],
             mode="lines+markers",
             name=name,
-            **_style(slot),
+            **run_style(slot),
             hovertemplate=f"{name}<br>epoch %{{customdata}}: r %{{r:.3f}}, θ %{{theta:.1f}}°<extra></extra>",
         )
     widest = max((t for data in trajectories.values() for t in data["theta_deg"]), default=0.0)

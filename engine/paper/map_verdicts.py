@@ -103,7 +103,8 @@ def _difference(values: list[float], minus: list[float]) -> MeanDifference:
 
 def cell(result: dict, method: str) -> MethodCell:
     """Method `method`'s checks on one model's stored result."""
-    checks, fills = result["methods"][method], checks_fills(result, method)
+    checks = result["methods"][method]
+    fills = checks["fills"]
     deletion = insertion = road = None
     if AGAINST_RANDOM in fills:
         mine, random = fills[AGAINST_RANDOM], result["random"][AGAINST_RANDOM]
@@ -115,16 +116,6 @@ def cell(result: dict, method: str) -> MethodCell:
     rho = difference(last) if len(last) > 1 else None
     ssim = float(np.mean(checks["ssim"][-1])) if checks["ssim"] and checks["ssim"][-1] else None
     return MethodCell(deletion, insertion, road, rho, ssim)
-
-
-def checks_fills(result: dict, method: str) -> dict[str, dict]:
-    return result["methods"][method]["fills"]
-
-
-def gains(result: dict, method: str, fill: str) -> tuple[MeanDifference, MeanDifference]:
-    """Method `method`'s deletion and insertion gains over random order under `fill`, paired over the images."""
-    mine, random = checks_fills(result, method)[fill], result["random"][fill]
-    return _difference(random["deletion"], mine["deletion"]), _difference(mine["insertion"], random["insertion"])
 
 
 def methods(section: dict | None) -> list[str]:

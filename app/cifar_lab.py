@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 import numpy as np
+from PIL import Image
 
 import engine
 from engine.data.cifar_subset import balanced, subset
@@ -19,7 +20,7 @@ from engine.models.cost import params_and_flops
 from engine.models.placement import PAPER_DEPTHS, Placement, buildup_sequence
 from engine.results import ModelResult
 
-from .service import Report, Service, on_model_thread
+from .service import Report, Service, on_model_thread, on_this_process
 
 BASELINES = ("preact_resnet", "vit_cifar")
 STEPS = buildup_sequence(PAPER_DEPTHS)
@@ -72,9 +73,12 @@ class CifarLab:
         alternet = self.service.load("alternet", self.service.weights_for("alternet", **options), **options)
         return [alternet, *(self.service.load(name, self.service.weights_for(name)) for name in BASELINES)]
 
-    @on_model_thread
     def analyze_photo(self, image: ImageInput, placement: Placement) -> LabRun:
-        picture = self.service.picture(image)
+        """The three models on one photo (decoded here, before the models' turn)."""
+        return self._analyze_photo(self.service.picture(image), placement)
+
+    @on_model_thread
+    def _analyze_photo(self, picture: Image.Image, placement: Placement) -> LabRun:
         models = self.models(placement)
         results = [engine.Analyzer(model).attribute([picture]) for model in models]
         return self._lab_run(results, models, placement, 1, results[0].input_images[0])
@@ -100,7 +104,7 @@ class CifarLab:
         run = self._lab_run(results, models, placement, len(chosen), images[chosen[0]])
         return replace(run, accuracy=accuracy)
 
-    @on_model_thread
+    @on_this_process
     def cost(self, placement: Placement) -> Cost:
         """Parameters and FLOPs (cached). Latency is not shown: on a shared CPU five passes of a 2 M-parameter
         model measured anything from 65 to 1,219 ms, machine noise rather than a property of the placement."""

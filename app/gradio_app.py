@@ -41,7 +41,7 @@ from app.views import texts as text
 from app.views.page_style import DESCRIBE_PLOTS, KEEP_FOCUS
 
 QUEUE_SIZE = 64  # requests waiting past this are refused with "queue is full"
-CONCURRENCY = 8  # events of one kind in progress at once; their model work takes turns (app/turns.py)
+CONCURRENCY = 8  # events of one kind in progress at once; their model work takes turns (app/server/turns.py)
 MAX_UPLOAD = "50mb"
 SESSION_TTL_S = 3600  # a browser session's stored results are dropped an hour after their last change
 FILE_TTL_S = 3600  # uploaded and generated files are deleted after an hour (checked every 10 minutes)
@@ -122,6 +122,7 @@ def main() -> None:
         theme=THEME,
         max_file_size=MAX_UPLOAD,
         show_error=True,
+        ssr_mode=False,  # server-side rendering breaks inside a Space's iframe (gradio#12555); the page needs none
         app_kwargs={
             "middleware": [
                 Middleware(

@@ -16,6 +16,7 @@ from functools import lru_cache
 from typing import Callable
 
 import plotly.graph_objects as go
+from PIL import Image
 
 from app import export
 from app.views import map_check_plots
@@ -254,10 +255,14 @@ class PaperFindings:
 
         return compute(name, runs, self.model, images, progress)
 
-    @on_model_thread
     def photo_noise(self, image: ImageInput, report: Report | None = None) -> go.Figure:
-        """Fig 2b for one photo: the drop of each model's top-1 probability under noise, band by band."""
-        picture, results = self.service.picture(image), {}
+        """Fig 2b for one photo: the drop of each model's top-1 probability under noise, band by band (the photo
+        decoded here, before the models' turn)."""
+        return plots.noise_figure(self._photo_noise(self.service.picture(image), report=report))
+
+    @on_model_thread
+    def _photo_noise(self, picture: Image.Image, report: Report | None = None) -> dict[str, dict]:
+        results = {}
         for i, key in enumerate(FIGURE_MEMBERS):
             model, label = self.model(key), member_label(key)
 
@@ -267,4 +272,4 @@ class PaperFindings:
 
             result = FrequencyNoise(model).attribute([picture], progress=progress).to_json()
             results[label] = {**result, "random_weights": model.random, "model": members()[key][0]}
-        return plots.noise_figure(results)
+        return results

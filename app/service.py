@@ -6,7 +6,6 @@ runs = service.analyze("cat.jpg", ["resnet50", "vit_small_patch16_224"], "random
 
 from __future__ import annotations
 
-import contextvars
 import functools
 import inspect
 import logging
@@ -18,7 +17,6 @@ import time
 import weakref
 import zipfile
 from collections import OrderedDict
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Hashable, Iterator, TypeVar
@@ -28,8 +26,9 @@ import torch
 from PIL import Image
 
 import engine
-from app.guard import Fairness, Uploads, model_names, refuse, stoppable, visitor
-from app.turns import Turns
+from app.guard import Uploads, model_names, refuse, stoppable
+from app.server.turns import Turns
+from app.server.work import ModelThread, Runner, runner_for_this_host
 from app.units import switched_off, unit_label, unit_name
 from engine.analyses.attributions import METHODS, IntegratedGradients, unsupported
 from engine.analyses.budget import (
@@ -78,10 +77,8 @@ WEIGHT_LABELS = {AUTO: "trained where available", "pretrained": "pretrained only
 SAMPLES = sorted((Path(__file__).resolve().parent.parent / "assets" / "samples").glob("*.jpg"))
 
 IG_DEFAULT_STEPS = inspect.signature(IntegratedGradients).parameters["steps"].default  # the engine's default
-PER_VISITOR = Fairness().per_address  # jobs one visitor may have waiting or running
 TURN_S = 3.0  # a map's internal batch takes about this long, so that other visitors wait about this for a turn
 MIN_TURN_BATCH = 4  # ... but holds this many images at least (one at a time runs several times slower per image)
-MODEL_THREADS = 64  # jobs waiting for their turn or computing at once (Gradio's queue holds 64)
 MAX_IG_STEPS = 256  # Integrated Gradients' path points at most (the page's slider ends at 128)
 log = logging.getLogger("vit_explorer")
 Report = Callable[[float, str], None]
@@ -126,14 +123,37 @@ def ig_steps(steps: object) -> int:
     return number
 
 
+def map_key(method: str, target: object, steps: object = None) -> MapKey:
+    """A map's key on its run: (method, class, Integrated Gradients' steps or 0); refused for an unknown method, a
+    class that is not a whole number or steps out of range."""
+    cls = METHODS.get(method)
+    if cls is None:
+        raise refuse(f"no attribution method '{shown(method)}': one of {', '.join(METHODS)}", "unknown method")
+    steps = IG_DEFAULT_STEPS if steps is None else steps
+    return method, whole(target, "the class"), ig_steps(steps) if cls is IntegratedGradients else 0
+
+
 def on_model_thread(method: Method) -> Method:
-    """Run a method of a Service (or of an object holding one as `.service`) once it holds the service's models'
-    turn (`Service.call`), waiting for it."""
+    """Run a method of a Service (or of an object holding one as `.service`) where model work runs (`Service.call`:
+    the model thread in visitors' turns, or a ZeroGPU Space's GPU worker), waiting for it. Its arguments and result
+    must be plain data (they cross to the worker), and it keeps nothing on them: the caller keeps what it returns."""
 
     @functools.wraps(method)
     def run(self, *args, **kwargs):
         service = self if isinstance(self, Service) else self.service
         return service.call(method, self, *args, **kwargs)
+
+    return run  # type: ignore[return-value]
+
+
+def on_this_process(method: Method) -> Method:
+    """Run a method of a Service on this process's own models (its model thread, in turns): a model loaded to read
+    its architecture, which a ZeroGPU Space keeps on its CPU rather than ask the GPU worker for."""
+
+    @functools.wraps(method)
+    def run(self, *args, **kwargs):
+        service = self if isinstance(self, Service) else self.service
+        return service.runner.call_here(method, (self, *args), kwargs)
 
     return run  # type: ignore[return-value]
 
@@ -160,11 +180,16 @@ class ModelRun:
     checks: dict[tuple[Hashable, int], Faithfulness] = field(default_factory=dict, repr=False)  # a map's, by its key
     random_orders: dict[int, RandomOrders] = field(default_factory=dict, repr=False)  # per class: its maps' baseline
     lens: LogitLensResult | None = None  # the logit lens: when the answer appears
+    device: str = "cpu"  # where it was computed: 'cpu' or 'cuda'
 
     @property
     def image(self) -> np.ndarray:
         """The image as the model saw it (after resize and crop), (H, W, 3) uint8."""
         return self.result.input_images[0]
+
+    def bare(self) -> ModelRun:
+        """This run without the maps, checks and unlesioned run it keeps: what a map or check of it needs."""
+        return replace(self, maps={}, checks={}, random_orders={}, original=None)
 
 
 @dataclass(frozen=True)
@@ -187,9 +212,10 @@ class ZipCurves:
 class Service:
     """Loads models once per (name, weights), runs one job at a time in visitors' turns, counts forward passes.
 
-    Every model call runs on a model thread holding the models' turn (app/turns.py), so one computes at a time on
-    the shared, cached models, and a long map hands the turn to other visitors' jobs at each batch boundary (its
-    hooks and lesions act on its own passes only). glibc's malloc arenas are capped at 2 (`limit_arenas`), so that
+    Every model call runs where its `runner` puts model work (app/server/work.py): on a model thread holding the
+    models' turn (app/server/turns.py), so one computes at a time on the shared, cached models, and a long map hands
+    the turn to other visitors' jobs at each batch boundary (its hooks and lesions act on its own passes only); on a
+    ZeroGPU Space, in the GPU worker. glibc's malloc arenas are capped at 2 (`limit_arenas`), so that
     memory freed by one thread is reused by the next (one arena per thread grew the server by about 1 GB under 16
     concurrent clients).
     """
@@ -202,16 +228,18 @@ class Service:
     _models: OrderedDict[tuple[str, Weights, Options], engine.LoadedModel] = field(default_factory=OrderedDict)
     _evicted_passes: int = 0
     _unsupported: dict[tuple[str, str], str | None] = field(default_factory=dict)  # (model, method): reason
-    turns: Turns = field(default_factory=Turns)
-    _workers: ThreadPoolExecutor = field(
-        default_factory=lambda: ThreadPoolExecutor(MODEL_THREADS, thread_name_prefix="models")
-    )
+    runner: Runner = field(default_factory=ModelThread)
     _footprints: weakref.WeakKeyDictionary[Any, Footprint] = field(default_factory=weakref.WeakKeyDictionary)
 
     @classmethod
     def start(cls, **kwargs) -> Service:
-        """A service whose hub check (at most a few seconds) runs in the background."""
+        """A service whose hub check (at most a few seconds) runs in the background, its model work where this host
+        runs it (app.server.work.runner_for_this_host; `device` as asked, or that runner's)."""
         limit_arenas()
+        if "runner" not in kwargs:
+            runner, device = runner_for_this_host()
+            asked = kwargs.pop("device", "auto")
+            kwargs = {**kwargs, "runner": runner, "device": device if asked == "auto" else asked}
         service = cls(**kwargs)
         service._probe = threading.Thread(target=lambda: service._online.append(hub_reachable()), daemon=True)
         service._probe.start()
@@ -241,26 +269,16 @@ class Service:
         """Forward passes made by every model loaded so far."""
         return self._evicted_passes + sum(model.forward_passes for model in self._models.values())
 
+    @property
+    def turns(self) -> Turns:
+        """The visitors' turns on this process's models."""
+        return getattr(self.runner, "turns", None) or self.runner.fallback.turns
+
     def call(self, fn: Callable[..., Any], *args, **kwargs) -> Any:
-        """`fn(*args, **kwargs)` on a model thread once it holds the models' turn, with the caller's context
-        variables (Gradio's progress bar reads them), the caller waiting; at once when it holds the turn already.
-        While it waits, its `report` keyword (if any) is told its place and expected wait, and an abandoned request
-        stops waiting. (Off the caller's thread, so that Streamlit's reruns cannot interrupt a computation.)"""
-        if self.turns.holding():
-            return fn(*args, **kwargs)
-        who, report = visitor(), stoppable(kwargs.get("report"))
-        if (jobs := self.turns.jobs(who)) >= PER_VISITOR:  # the guard's per-address limit, for Streamlit too
-            raise refuse(
-                f"{jobs} jobs from your address are waiting or running (at most {PER_VISITOR}); "
-                "try again when they have finished",
-                "a job over its visitor's limit",
-            )
-
-        def in_turn() -> Any:
-            with self.turns.turn(who, report):
-                return fn(*args, **kwargs)
-
-        return self._workers.submit(contextvars.copy_context().run, in_turn).result()
+        """`fn(*args, **kwargs)` where model work runs (the runner), the caller waiting; at once when it is there
+        already. While it waits, its `report` keyword (if any) is told its place and expected wait, and an abandoned
+        request stops waiting."""
+        return self.runner.call(fn, args, kwargs)
 
     def boundary(self, report: Report | None) -> Report:
         """`report` at a block or batch boundary: the work stops here once abandoned (guard.stop_point), then hands
@@ -269,7 +287,7 @@ class Service:
 
         def at_boundary(fraction: float, message: str) -> None:
             checked(fraction, message)
-            self.turns.pause()
+            self.runner.pause()
 
         return at_boundary
 
@@ -280,7 +298,7 @@ class Service:
     def is_loaded(self, name: str, weights: Weights, **options) -> bool:
         return (name, weights, tuple(sorted(options.items()))) in self._models
 
-    @on_model_thread
+    @on_this_process
     def load(self, name: str, weights: Weights, **options) -> engine.LoadedModel:
         """The model built with `options` (an AlterNet's `msa`, ...), loaded once and cached."""
         key = (name, weights, tuple(sorted(options.items())))
@@ -332,18 +350,25 @@ class Service:
             "unknown weights",
         )
 
-    @on_model_thread
     def analyze(
         self, image: ImageInput, names: list[str], weights: Asked = None, report: Report | None = None
     ) -> list[ModelRun]:
-        """Load (once) and analyze every model on `image`; Grad-CAM for models without attention.
+        """Load (once) and analyze every model on `image`; Grad-CAM for models without attention. The photo is
+        decoded here, before the models' turn; the models see it decoded.
 
         Raises engine errors (ImageError, UnknownModelError, WeightsUnavailableError) unchanged.
         """
-        report = self.boundary(report)  # stops here once the request is abandoned; other visitors' turns
         names = model_names(names, MAX_MODELS)
+        if not names:
+            raise refuse("pick at least one model", "no models")
+        return self._analyze(self.picture(image), names, weights, report=report)
+
+    @on_model_thread
+    def _analyze(
+        self, picture: Image.Image, names: list[str], weights: Asked = None, report: Report | None = None
+    ) -> list[ModelRun]:
+        report = self.boundary(report)  # stops here once the request is abandoned; other visitors' turns
         models = self._each_model(names, weights, report)
-        picture = self.picture(image)
         runs = []
         for i, loaded, chosen in models:
             report((i + 0.5) / len(names), f"Running {loaded.spec.label}")
@@ -398,10 +423,9 @@ class Service:
         once, then kept, since every page redraw asks again and the answer depends on the architecture alone."""
         key = (run.result.name, method)
         if key not in self._unsupported:
-            self._unsupported[key] = unsupported(method, self.load(run.result.name, run.weights))
+            self._unsupported[key] = unsupported(method, self.load(run.result.name, run.weights))  # this process's
         return self._unsupported[key]
 
-    @on_model_thread
     def attribution(
         self, run: ModelRun, method: str, target: int, steps: int | None = None, report: Report | None = None
     ) -> AttributionMap:
@@ -409,21 +433,25 @@ class Service:
         on the run; `steps` for Integrated Gradients (None: the engine's default). Refused for a class or steps out
         of range, or a map over the request's memory or time budget (its internal batch is sized to fit first);
         EngineError for a method that does not apply, with the reason."""
-        cls = METHODS.get(method)
-        if cls is None:
-            raise refuse(f"no attribution method '{shown(method)}': one of {', '.join(METHODS)}", "unknown method")
-        steps = IG_DEFAULT_STEPS if steps is None else steps
-        key = (method, whole(target, "the class"), ig_steps(steps) if cls is IntegratedGradients else 0)
+        key = map_key(method, target, steps)
         if key not in run.maps:
-            loaded = self._loaded_for(run, key[1])
-            analysis = cls(loaded, steps=key[2]) if cls is IntegratedGradients else cls(loaded)
-            progress = self._bounded(analysis, loaded, method, report)
-            try:
-                with engine.Lesion(loaded, run.lesion):
-                    run.maps[key] = analysis.attribute(run.inputs, key[1], progress)
-            finally:
-                give_back()
+            run.maps[key] = self._attribution(run.bare(), *key, report=report)
         return run.maps[key]
+
+    @on_model_thread
+    def _attribution(
+        self, run: ModelRun, method: str, target: int, steps: int, report: Report | None = None
+    ) -> AttributionMap:
+        """The map of `map_key`'s (method, target, steps) on `run`, made on the model thread and returned."""
+        cls = METHODS[method]
+        loaded = self._loaded_for(run, target)
+        analysis = cls(loaded, steps=steps) if cls is IntegratedGradients else cls(loaded)
+        progress = self._bounded(analysis, loaded, method, report)
+        try:
+            with engine.Lesion(loaded, run.lesion):
+                return analysis.attribute(run.inputs, target, progress)
+        finally:
+            give_back()
 
     def _loaded_for(self, run: ModelRun, target: int) -> engine.LoadedModel:
         """`run`'s model, loaded; refused when it has no class `target`."""
@@ -462,7 +490,7 @@ class Service:
         )
 
         def progress(done: int, total: int, report: Report = self.boundary(report)) -> None:
-            if (spent := self.turns.computed()) > OVERTIME * REQUEST_SECONDS:
+            if (spent := self.runner.computed()) > OVERTIME * REQUEST_SECONDS:
                 raise refuse(
                     f"{method} on {loaded.spec.label} was stopped after {spent / 60:.1f} min of computing "
                     f"({done} of {total} passes; it was expected to take {expected.text}): this server allows "
@@ -474,7 +502,6 @@ class Service:
 
         return progress
 
-    @on_model_thread
     def faithfulness(
         self, run: ModelRun, what: Hashable, heat: np.ndarray, target: int, method: str, report: Report | None = None
     ) -> Faithfulness:
@@ -484,17 +511,31 @@ class Service:
         the request's memory and time budgets, as a map is."""
         key = (what, whole(target, "the class"))
         if key not in run.checks:
-            loaded = self._loaded_for(run, key[1])
-            analysis = engine.DeletionInsertion(loaded, random=run.random_orders.get(key[1]))
-            progress = self._bounded(analysis, loaded, f"Checking {method}", report)
-            try:
-                with engine.Lesion(loaded, run.lesion):
-                    found = analysis.attribute(run.inputs, key[1], progress, heat=heat, method=method)
-            finally:
-                give_back()
+            random = run.random_orders.get(key[1])
+            found = self._faithfulness(run.bare(), heat, key[1], method, random, report=report)
             run.random_orders[key[1]] = found.random
             run.checks[key] = found
         return run.checks[key]
+
+    @on_model_thread
+    def _faithfulness(
+        self,
+        run: ModelRun,
+        heat: np.ndarray,
+        target: int,
+        method: str,
+        random: RandomOrders | None,
+        report: Report | None = None,
+    ) -> Faithfulness:
+        """The check of map `heat` on `run`, made on the model thread and returned (with its random orders)."""
+        loaded = self._loaded_for(run, target)
+        analysis = engine.DeletionInsertion(loaded, random=random)
+        progress = self._bounded(analysis, loaded, f"Checking {method}", report)
+        try:
+            with engine.Lesion(loaded, run.lesion):
+                return analysis.attribute(run.inputs, target, progress, heat=heat, method=method)
+        finally:
+            give_back()
 
     def footprint(self, loaded: engine.LoadedModel, timed: bool = True) -> Footprint:
         """What one image costs `loaded` in memory (engine.analyses.budget), traced once per loaded model; `timed`:
@@ -511,12 +552,11 @@ class Service:
         specs = loaded.spec.blocks(loaded.module)
         units = tuple((unit_label(i, s.name, s.kind), i) for i, s in enumerate(specs) if s.can_lesion)
         lens = LogitLens(loaded).attribute(inputs)
-        run = ModelRun(result, inputs=inputs, weights=weights, units=units, lens=lens)
+        run = ModelRun(result, inputs=inputs, weights=weights, units=units, lens=lens, device=loaded.device.type)
         if loaded.spec.attention is not None:
             return run
         return replace(run, gradcam=engine.GradCam(loaded).attribute(inputs, result.predictions[0][0].index).raw)
 
-    @on_model_thread
     def dataset_curves(
         self, archive: str | Path, names: list[str], weights: Asked = None, report: Report | None = None
     ) -> ZipCurves:
@@ -526,7 +566,12 @@ class Service:
         unreadable members are skipped, and named once.
         """
         deadline = time.monotonic() + REQUEST_SECONDS  # from before the first byte of the ZIP is read
-        archive = self.upload(archive, "the ZIP")
+        return self._dataset_curves(self.upload(archive, "the ZIP"), names, weights, deadline, report=report)
+
+    @on_model_thread
+    def _dataset_curves(
+        self, archive: Path, names: list[str], weights: Asked, deadline: float, report: Report | None = None
+    ) -> ZipCurves:
         report = self.boundary(report)  # stops here once the request is abandoned; other visitors' turns
         names = model_names(names, MAX_MODELS)
         models = self._each_model(names, weights, report)
@@ -579,7 +624,7 @@ class Service:
 
     def analysis_json(self, runs: list[ModelRun]) -> dict:
         """The engine CLI's JSON for these runs, each model with its logit lens."""
-        out = Analysis([run.result for run in runs], self.device_name).to_json()
+        out = Analysis([run.result for run in runs], runs[0].device if runs else self.device_name).to_json()
         for run, model in zip(runs, out["models"]):
             if run.lens is not None:
                 model["logit_lens"] = run.lens.to_json()

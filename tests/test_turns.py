@@ -11,8 +11,9 @@ import torch
 
 import engine
 from app.guard import VISITOR, Refused
-from app.service import PER_VISITOR, Service
-from app.turns import Turns
+from app.server.turns import Turns
+from app.server.work import PER_VISITOR
+from app.service import Service
 
 BATCHES, BATCH_S = 12, 0.2
 

@@ -33,6 +33,19 @@ from .faithfulness import DeletionInsertion
 MB = 2**20
 SCRATCH = 160 * MB  # captum's copies, oneDNN scratch and allocator slack: 100-140 MB measured on ViT-Ti and ResNet-18
 FORWARD_LIVE = 4  # a forward pass without gradients holds at most a few of its largest activations at once
+
+
+class ShapesOnly(FakeTensorMode):
+    """Fake tensors that never set up a CUDA device guard. On a CUDA build of torch without a GPU, FakeTensorMode
+    sets a no-op one as it is entered, and in torch 2.11, once the thread that set it first has ended, the next
+    thread that enters crashes the process (a segmentation fault, seen with the model threads, Streamlit's script
+    threads and a ZeroGPU worker). The models traced here are on the CPU or on a GPU there is: no guard is needed."""
+
+    @property
+    def avoid_device_init(self) -> bool:
+        return False
+
+
 READING_LIVE = 9  # ... its attention read: scores, bias, softmax (beit_large_patch16_512: 766 MB, estimate 836)
 
 
@@ -128,7 +141,7 @@ class _Saved:
 def _traced(model: LoadedModel, side: int) -> tuple[int, int, tuple[int, ...]]:
     """The saved bytes, largest activation and its shape of one image's forward pass, on fake copies of the model's
     weights."""
-    mode = FakeTensorMode()
+    mode = ShapesOnly()
     state = {**dict(model.module.named_parameters()), **dict(model.module.named_buffers())}
     fakes = {name: mode.from_tensor(tensor) for name, tensor in state.items()}
     saved = _Saved({fake.untyped_storage()._cdata for fake in fakes.values()})

@@ -5,7 +5,6 @@ line, Stop, five visitors at once, and a quota refusal that runs the job on the 
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 from concurrent.futures import CancelledError, ThreadPoolExecutor
@@ -19,25 +18,9 @@ from gradio_client.exceptions import AppError
 from app.server import gpu_cost
 from app.server.zero_gpu import NOTICE, ON_CPU
 from tests.conftest import OUTPUT, ROOT, Server, free_port, running
-from tests.zero_gpu_standin import DeviceApi
+from tests.zero_gpu_standin import DeviceApi, as_space_user, space_settings
 
 CIFAR = ["preact_resnet", "vit_cifar"]
-
-
-def space_settings(port: int, home: Path) -> dict[str, str]:
-    """The environment a Space gives `python app.py`: its id, SYSTEM=spaces, every address on port `port`, a HOME of
-    its own (the hub cache under it, where a Space keeps it)."""
-    home.mkdir(parents=True, exist_ok=True)
-    return {
-        "SPACE_ID": "a-teacher/vit-explorer",
-        "SYSTEM": "spaces",
-        "GRADIO_SERVER_NAME": "0.0.0.0",
-        "GRADIO_SERVER_PORT": str(port),
-        "HOME": str(home),
-        "HF_HUB_CACHE": str(home / ".cache" / "huggingface" / "hub"),
-        "GRADIO_TEMP_DIR": str(home / "gradio"),
-        "VIT_EXPLORER_TRUSTED_PROXIES": "127.0.0.1",  # the tests stand where the Space's proxy stands
-    }
 
 
 @pytest.fixture(scope="module")
@@ -48,12 +31,13 @@ def device_api() -> Iterator[DeviceApi]:
 
 
 @pytest.fixture(scope="module")
-def space(device_api: DeviceApi, tmp_path_factory) -> Iterator[Server]:
+def space(device_api: DeviceApi) -> Iterator[Server]:
     """app.py as a ZeroGPU Space, against the stand-in device API."""
     port = free_port()
-    settings = space_settings(port, tmp_path_factory.mktemp("space-home"))
+    settings = space_settings(port)
     settings |= {"SPACES_ZERO_GPU": "true", "SPACES_ZERO_DEVICE_API_URL": device_api.url}
     command = [sys.executable, str(ROOT / "tests" / "zero_gpu_standin.py")]
+    command = as_space_user(command, settings["HOME"])
     with running(command, f"http://127.0.0.1:{port}", "", OUTPUT / "zero-gpu-space.log", settings) as server:
         yield server
 
@@ -168,14 +152,3 @@ def test_a_queued_gpu_still_answers(space: Server, device_api: DeviceApi, sample
         assert len(analyze(visitor(space, "203.0.113.12"), sample_photo, ["vit_cifar"])["models"]) == 1
     finally:
         device_api.mode = "gpu"
-
-
-def test_without_zero_gpu_the_space_runs_on_its_cpu(tmp_path: Path, sample_photo: Path):
-    port = free_port()
-    command = [sys.executable, str(ROOT / "app.py")]
-    log = OUTPUT / "cpu-space.log"
-    env = space_settings(port, tmp_path / "home")
-    assert "SPACES_ZERO_GPU" not in os.environ
-    with running(command, f"http://127.0.0.1:{port}", "", log, env) as server:
-        out = analyze(visitor(server), sample_photo)
-        assert out["device"] == "cpu" and len(out["models"]) == 2

@@ -13,8 +13,10 @@ that the package's real fork, pickling, queue, error and generator machinery run
 from __future__ import annotations
 
 import json
+import os
 import runpy
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -106,6 +108,37 @@ class DeviceApi:
     def asked(self, path: str) -> list[dict[str, str]]:
         """The parameters of every call to `path` so far."""
         return [params for called, params in self.calls if called == path]
+
+
+SPACE_UID = 1000  # a Space runs its app as user 1000
+
+
+def space_settings(port: int) -> dict[str, str]:
+    """The environment a Space gives its app: its id, SYSTEM=spaces, every address on port `port`, a HOME of its
+    own (a new folder in /tmp, which the Space's user can reach; the hub cache and Gradio's files under it)."""
+    home = Path(tempfile.mkdtemp(prefix="space-home-"))
+    return {
+        "SPACE_ID": "a-teacher/vit-explorer",
+        "SYSTEM": "spaces",
+        "GRADIO_SERVER_NAME": "0.0.0.0",
+        "GRADIO_SERVER_PORT": str(port),
+        "HOME": str(home),
+        "HF_HUB_CACHE": str(home / ".cache" / "huggingface" / "hub"),
+        "GRADIO_TEMP_DIR": str(home / "gradio"),
+        "VIT_EXPLORER_TRUSTED_PROXIES": "127.0.0.1",  # the tests stand where the Space's proxy stands
+    }
+
+
+def as_space_user(command: list[str], home: str) -> list[str]:
+    """`command` as the Space's non-root user (uid 1000) owning `home`, when the tests run as root."""
+    if os.getuid() != 0:
+        return command
+    for path in [Path(home), *Path(home).rglob("*")]:
+        os.chown(path, SPACE_UID, SPACE_UID)
+    for folder in Path(sys.base_prefix).resolve().parents:  # the interpreter under root's home (pyenv): the user
+        if not folder.stat().st_mode & 0o001:  # may pass through (not list) the folders above it
+            folder.chmod(folder.stat().st_mode | 0o001)
+    return ["setpriv", f"--reuid={SPACE_UID}", f"--regid={SPACE_UID}", "--clear-groups", *command]
 
 
 def replace_gpu_steps() -> None:

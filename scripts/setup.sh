@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Creates .venv and installs what the app needs; `setup.sh dev` adds the test tools and Chromium. Says each step.
-# PyTorch: on a machine without an NVIDIA GPU its CPU-only build is tried first (it leaves out the 2.4 GB of CUDA
+# PyTorch: on a machine without an NVIDIA GPU its CPU-only build is tried first (it leaves out the 1.9 GB of CUDA
 # libraries; it needs https://download.pytorch.org), else the default build; VIT_EXPLORER_TORCH=cpu or =default
 # chooses.
 set -euo pipefail
@@ -28,7 +28,7 @@ if [ ! -x .venv/bin/python ]; then
 fi
 TORCH_BUILD=${VIT_EXPLORER_TORCH:-$(command -v nvidia-smi >/dev/null && echo default || echo cpu)}
 if [ "$TORCH_BUILD" = cpu ] && ! .venv/bin/python -c "import torch" 2>/dev/null; then
-  say "no NVIDIA GPU: trying PyTorch's CPU-only build (without the 2.4 GB of CUDA libraries)"
+  say "no NVIDIA GPU: trying PyTorch's CPU-only build (without the 1.9 GB of CUDA libraries)"
   if "${PIP[@]}" --timeout 20 --retries 0 --index-url https://download.pytorch.org/whl/cpu \
     $(grep -E '^(torch|torchvision)==' requirements.txt) 2>/dev/null; then
     say "PyTorch's CPU-only build installed"
@@ -44,7 +44,7 @@ if [ "$(cat "$STAMP" 2>/dev/null)" = "$WANTED" ]; then
   say "the Python packages are installed and up to date"
 else
   say "installing the app's Python packages (requirements.txt: PyTorch, timm, captum, Gradio, Streamlit, plotly;"
-  say "  a first install downloads about 3.5 GB with PyTorch's default build, 2.6 GB of it CUDA libraries)"
+  say "  a first install downloads 2.8 GB with PyTorch's default build, 1.9 GB of it CUDA libraries)"
   "${PIP[@]}" -r requirements.txt
 fi
 if [ "${1:-}" = "dev" ]; then

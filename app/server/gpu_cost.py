@@ -14,6 +14,7 @@ from functools import lru_cache
 from typing import Any
 
 import torch
+from PIL import Image
 from torch.utils.flop_counter import FlopCounterMode
 
 from engine.analyses.attributions import IG_STEPS, SMOOTHGRAD_SAMPLES
@@ -27,33 +28,30 @@ MARGIN = 2.0  # the estimate is doubled: a call past its duration is killed
 MIN_S = 5
 CAP_S = 120  # the free tier's most per call ("a few minutes" documented; 120 s asked by the platform's own examples)
 OCCLUSION_PASSES = 200  # 14 x 14 windows and the clean image at 224 px
-DEFAULT_SIDE = 224
 
 
 @lru_cache(maxsize=128)
 def flops_and_bytes(name: str, options: tuple[tuple[str, Any], ...] = ()) -> tuple[int, int]:
-    """(FLOPs of one image's forward pass, bytes of weights) of registry model `name`, built on the meta device;
-    (2 x parameters x 197, 4 x parameters) where it cannot be built there."""
+    """(FLOPs of one image's forward pass, bytes of weights) of registry model `name`, built on the meta device (on
+    the CPU where it cannot be built there: the small CIFAR-10 models); (2 x parameters x 197, 4 x parameters) where
+    it cannot be counted."""
     import engine
 
     spec = engine.get_spec(name)
     try:
-        with torch.device("meta"):
+        try:
+            with torch.device("meta"):
+                module = spec.build(**dict(options)).eval()
+        except (NotImplementedError, RuntimeError):
             module = spec.build(**dict(options)).eval()
-        side = _input_side(module)
+        side = int(spec.transform(module)(Image.new("RGB", (8, 8))).shape[-1])
+        device = next(module.parameters()).device
         with torch.no_grad(), FlopCounterMode(display=False) as counter:
-            module(torch.zeros(1, 3, side, side, device="meta"))
-        parameters = sum(p.numel() for p in module.parameters())
-        return int(counter.get_total_flops()), 4 * parameters
-    except Exception:  # noqa: BLE001 - a model that cannot run on meta: the count from its parameters
+            module(torch.zeros(1, 3, side, side, device=device))
+        return int(counter.get_total_flops()), 4 * sum(p.numel() for p in module.parameters())
+    except Exception:  # noqa: BLE001 - a model that cannot be counted: from its parameters
         parameters = spec.parameters or 25_000_000
         return 2 * parameters * 197, 4 * parameters
-
-
-def _input_side(module: torch.nn.Module) -> int:
-    config = getattr(module, "pretrained_cfg", None) or getattr(module, "default_cfg", None) or {}
-    size = config.get("input_size") if isinstance(config, dict) else None
-    return int(size[-1]) if size else DEFAULT_SIDE
 
 
 def passes(method: str, kwargs: dict, models: int) -> int:

@@ -27,8 +27,9 @@ from PIL import Image
 
 import engine
 from app.guard import Uploads, model_names, refuse, stoppable
+from app.server.hosts import runner_for_this_host
 from app.server.turns import Turns
-from app.server.work import ModelThread, Runner, runner_for_this_host
+from app.server.work import ModelThread, Runner
 from app.units import switched_off, unit_label, unit_name
 from engine.analyses.attributions import METHODS, IntegratedGradients, unsupported
 from engine.analyses.budget import (
@@ -123,6 +124,14 @@ def ig_steps(steps: object) -> int:
     return number
 
 
+def memory_budget(loaded: engine.LoadedModel) -> int:
+    """Bytes a request may use beyond the weights: on a GPU (a ZeroGPU worker has one to itself), half of its memory;
+    on the CPU, the server's request budget (VIT_EXPLORER_REQUEST_MB)."""
+    if loaded.device.type == "cuda":
+        return torch.cuda.get_device_properties(loaded.device).total_memory // 2
+    return request_budget()
+
+
 def map_key(method: str, target: object, steps: object = None) -> MapKey:
     """A map's key on its run: (method, class, Integrated Gradients' steps or 0); refused for an unknown method, a
     class that is not a whole number or steps out of range."""
@@ -178,7 +187,7 @@ class ModelRun:
     original: ModelRun | None = field(default=None, repr=False)
     maps: dict[MapKey, AttributionMap] = field(default_factory=dict, repr=False)  # computed once per run
     checks: dict[tuple[Hashable, int], Faithfulness] = field(default_factory=dict, repr=False)  # a map's, by its key
-    random_orders: dict[int, RandomOrders] = field(default_factory=dict, repr=False)  # per class: its maps' baseline
+    # (the random orders of a class, measured with its first check, are every later check's baseline)
     lens: LogitLensResult | None = None  # the logit lens: when the answer appears
     device: str = "cpu"  # where it was computed: 'cpu' or 'cuda'
 
@@ -189,7 +198,7 @@ class ModelRun:
 
     def bare(self) -> ModelRun:
         """This run without the maps, checks and unlesioned run it keeps: what a map or check of it needs."""
-        return replace(self, maps={}, checks={}, random_orders={}, original=None)
+        return replace(self, maps={}, checks={}, original=None)
 
 
 @dataclass(frozen=True)
@@ -234,7 +243,7 @@ class Service:
     @classmethod
     def start(cls, **kwargs) -> Service:
         """A service whose hub check (at most a few seconds) runs in the background, its model work where this host
-        runs it (app.server.work.runner_for_this_host; `device` as asked, or that runner's)."""
+        runs it (app.server.hosts.runner_for_this_host; `device` as asked, or that runner's)."""
         limit_arenas()
         if "runner" not in kwargs:
             runner, device = runner_for_this_host()
@@ -373,7 +382,7 @@ class Service:
         for i, loaded, chosen in models:
             report((i + 0.5) / len(names), f"Running {loaded.spec.label}")
             try:  # refused before it runs when its estimate is over the request's budget
-                check_plain(loaded, self.footprint(loaded, timed=False), request_budget())
+                check_plain(loaded, self.footprint(loaded, timed=False), memory_budget(loaded))
             except TooLarge as exc:
                 raise refuse(f"{loaded.spec.label}: {exc}", "analysis over the memory budget") from None
             inputs = loaded.transform(picture).unsqueeze(0)
@@ -434,11 +443,13 @@ class Service:
         of range, or a map over the request's memory or time budget (its internal batch is sized to fit first);
         EngineError for a method that does not apply, with the reason."""
         key = map_key(method, target, steps)
-        if key not in run.maps:
-            run.maps[key] = self._attribution(run.bare(), *key, report=report)
-        return run.maps[key]
+        return self.kept(run.maps, key, Service._attribution, run.bare(), *key, report=report)
 
-    @on_model_thread
+    def kept(self, store: dict, key: Hashable, job: Callable[..., Any], *args, **kwargs) -> Any:
+        """`store[key]` (a run's maps or checks), made by model job `job` (a Service method, undecorated) with
+        `args` where it is not there yet; looked up and kept where model work runs (Runner.call_kept)."""
+        return self.runner.call_kept(store, key, job, (self, *args), kwargs)
+
     def _attribution(
         self, run: ModelRun, method: str, target: int, steps: int, report: Report | None = None
     ) -> AttributionMap:
@@ -470,7 +481,7 @@ class Service:
         the work when it runs over its time (a Stop or a departed page stops it at a batch boundary)."""
         if not hasattr(analysis, "batch_size"):
             raise refuse(f"{method} has no internal batch to size", "unsized method")
-        asked, need, budget = analysis.batch_size, self.footprint(loaded), request_budget()
+        asked, need, budget = analysis.batch_size, self.footprint(loaded), memory_budget(loaded)
         try:
             analysis.batch_size = sized_batch(analysis, need, budget)
             expected = check_time(analysis, need, REQUEST_SECONDS)
@@ -510,14 +521,13 @@ class Service:
         once per run and class, shared by its maps). Kept on the run under `what` (the map's key) and `target`; under
         the request's memory and time budgets, as a map is."""
         key = (what, whole(target, "the class"))
-        if key not in run.checks:
-            random = run.random_orders.get(key[1])
-            found = self._faithfulness(run.bare(), heat, key[1], method, random, report=report)
-            run.random_orders[key[1]] = found.random
-            run.checks[key] = found
-        return run.checks[key]
+        if key in run.checks:
+            return run.checks[key]
+        random = next((found.random for (_, cls), found in run.checks.items() if cls == key[1]), None)
+        return self.kept(
+            run.checks, key, Service._faithfulness, run.bare(), heat, key[1], method, random, report=report
+        )
 
-    @on_model_thread
     def _faithfulness(
         self,
         run: ModelRun,

@@ -26,6 +26,7 @@ from .analyses.dataset_curves import (
     is_main_process,
 )
 from .analyses.faithfulness import FILLS, DeletionInsertion
+from .analyses.logit_lens import LogitLens
 from .errors import EngineError
 from .models.cifar_family import auto_weights
 from .models.registry import LoadedModel, create_model, get_spec, list_models, resolve_device
@@ -152,11 +153,11 @@ def maps_of(
     why instead."""
     why = unsupported(method, model)
     if why:
-        return [{"method": method, "image": image, "unsupported": why} for image in images]
+        return [{"method": method, "image": Path(image).name, "unsupported": why} for image in images]
     found = []
     for image in images:
         drawn = METHODS[method](model).attribute(image, target)
-        out = {"image": image, **drawn.to_json()}
+        out = {"image": Path(image).name, **drawn.to_json()}
         if check:
             heat = drawn.map if drawn.raw is None else drawn.raw  # ranked as drawn: signed maps most positive first
             checked = DeletionInsertion(model, fill=fill).attribute(image, drawn.target, heat=heat, method=method)
@@ -313,16 +314,12 @@ def main(argv: list[str] | None = None) -> int:
             for name in args.model
         ]
         result = Analysis(results, str(resolve_device(args.device)))
+        one = len(args.images) == 1  # one photo: each model's logit lens too, as /analyze gives it
+        loaded = [create_model(name, weights(name), args.seed, args.device) for name in args.model if args.map or one]
+        lenses = [LogitLens(model).attribute(args.images[0]).to_json() for model in loaded] if one else []
         maps = [
-            maps_of(
-                create_model(name, weights(name), args.seed, args.device),
-                args.images,
-                args.map,
-                args.target,
-                args.faithfulness,
-                args.fill,
-            )
-            for name in (args.model if args.map else [])
+            maps_of(model, args.images, args.map, args.target, args.faithfulness, args.fill)
+            for model in (loaded if args.map else [])
         ]
     except EngineError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -332,6 +329,8 @@ def main(argv: list[str] | None = None) -> int:
             bar.close()
     if args.json is not None:
         out = result.to_json()
+        for model, lens in zip(out["models"], lenses):
+            model["logit_lens"] = lens
         for model, drawn in zip(out["models"], maps):
             model["maps"] = drawn
         text = json.dumps(out, indent=1)

@@ -88,9 +88,10 @@ def test_a_columns_stop_stops_its_own_map_and_no_other(client: Client, sample_ph
 def test_analyze_api_takes_the_method(client: Client, sample_photo: Path):
     out = client.predict(handle_file(str(sample_photo)), MODELS, "random", "Gradient x attention", api_name="/analyze")
     resnet, vit = out["models"]
-    assert "global attention" in resnet["attribution"]["unsupported"]
-    assert vit["attribution"]["method"] == "Gradient x attention" and len(vit["attribution"]["map"]) == 224
-    assert vit["attribution"]["target"] == vit["predictions"][0][0]["index"]
+    (resnet_map,), (vit_map,) = resnet["maps"], vit["maps"]
+    assert "global attention" in resnet_map["unsupported"] and resnet_map["image"] == sample_photo.name
+    assert vit_map["method"] == "Gradient x attention" and len(vit_map["map"]) == 224
+    assert vit_map["target"] == vit["predictions"][0][0]["index"] and vit_map["image"] == sample_photo.name
 
 
 def test_streamlit_offers_the_methods_per_column_and_redraws_with_the_chosen_one(monkeypatch, tmp_path):

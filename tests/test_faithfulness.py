@@ -15,7 +15,7 @@ import torch
 from torch import nn
 
 from engine import get_spec
-from engine.analyses.faithfulness import DeletionInsertion, mean_colour
+from engine.analyses.faithfulness import MIN_MARGIN, DeletionInsertion, PhotoVerdict, compared, mean_colour
 from engine.errors import EngineError
 from engine.models.registry import LoadedModel
 
@@ -65,6 +65,24 @@ def test_a_map_on_the_region_the_model_reads_scores_best_and_one_elsewhere_worst
     assert right.deletion.area < right.random.deletion.area < wrong.deletion.area
     assert right.insertion.area > right.random.insertion.area > wrong.insertion.area
     assert right.deletion_gain > 0 > wrong.deletion_gain and right.insertion_gain > 0 > wrong.insertion_gain
+    spread = max(right.random.deletion_areas) - min(right.random.deletion_areas)
+    assert right.random.deletion.area == pytest.approx(np.mean(right.random.deletion_areas), abs=1e-6)
+    assert right.deletion_gain > max(spread, MIN_MARGIN)  # so, by the rule, it beats random order
+    assert right.verdict == PhotoVerdict("better", "better")
+    inserted = max(right.random.insertion_areas) - min(right.random.insertion_areas)  # the rule, by hand
+    by_hand = "worse" if wrong.insertion_gain < -max(inserted, MIN_MARGIN) else "no better"
+    assert wrong.verdict == PhotoVerdict("worse", by_hand)
+    assert right.line().startswith("On this photo, this map beats random order, in deletion and insertion: removing")
+    assert wrong.line().startswith("On this photo, this map does worse than random order")
+
+
+def test_the_verdict_on_one_photo_weighs_the_gain_against_the_random_orders_spread():
+    assert compared(0.05, (0.40, 0.42, 0.44)) == "better"  # 0.05 > the spread 0.04
+    assert compared(0.03, (0.40, 0.42, 0.44)) == "no better"
+    assert compared(-0.05, (0.40, 0.42, 0.44)) == "worse"
+    assert compared(0.005, (0.5, 0.5, 0.5)) == "no better" and compared(0.02, (0.5, 0.5, 0.5)) == "better"  # 0.01
+    mixed = PhotoVerdict("better", "no better").text()
+    assert mixed == "On this photo, this map beats random order in deletion and does no better than it in insertion"
 
 
 def test_the_random_baseline_is_measured_once_and_reused(toy, image):
@@ -106,9 +124,28 @@ def test_a_real_models_map_gives_numbers_its_json_and_line_repeat(sample_photo: 
     assert found.deletion.probabilities[-1] == pytest.approx(found.insertion.probabilities[0], abs=1e-5)  # all filled
 
 
-def test_the_cli_and_the_analyze_api_give_the_same_check_of_a_map(client, sample_photo: Path):
+def same_json(cli: object, api: object, where: str = "") -> None:
+    """`cli` and `api` have the same keys and shapes everywhere, the same strings and flags, and numbers within
+    0.02 (the app decodes a large JPEG at a reduced scale; the maps' internal batches differ)."""
+    assert type(cli) is type(api) or {type(cli), type(api)} <= {int, float}, where
+    if isinstance(cli, dict):
+        assert sorted(cli) == sorted(api), (where, sorted(set(cli) ^ set(api)))
+        for key in cli:
+            same_json(cli[key], api[key], f"{where}.{key}")
+    elif isinstance(cli, list):
+        assert len(cli) == len(api), where
+        for i, (a, b) in enumerate(zip(cli, api)):
+            same_json(a, b, f"{where}[{i}]")
+    elif isinstance(cli, (int, float)) and not isinstance(cli, bool):
+        assert cli == pytest.approx(api, abs=0.02, rel=0.02), where
+    elif not where.endswith((".line", ".text", ".seconds", "weights")):  # lines quote the numbers
+        assert cli == api, where
+
+
+def test_the_cli_and_the_analyze_api_give_the_same_json(client, sample_photo: Path):
     """`python -m engine analyze ... --map M --faithfulness --json -` and /analyze with faithfulness (the app's
-    service, its budgets and its cached random orders) agree; each area is the trapezoid of its own curve."""
+    service, its budgets and its cached random orders) give the same JSON, key by key; each area is the trapezoid
+    of its own curve."""
     from gradio_client import handle_file
 
     from tests.test_cli_and_weights import run_cli
@@ -118,15 +155,17 @@ def test_the_cli_and_the_analyze_api_give_the_same_check_of_a_map(client, sample
         "analyze", str(sample_photo), "--model", "preact_resnet", "--map", method, "--faithfulness", "--json", "-"
     )
     assert done.returncode == 0, done.stderr
-    cli = json.loads(done.stdout)["models"][0]["maps"][0]["faithfulness"]
+    whole = json.loads(done.stdout)
     api = client.predict(handle_file(str(sample_photo)), ["preact_resnet"], "", method, None, True, api_name="/analyze")
-    checked = api["models"][0]["attribution"]["faithfulness"]
+    same_json(whole, api)
+    cli, checked = whole["models"][0]["maps"][0]["faithfulness"], api["models"][0]["maps"][0]["faithfulness"]
     for curve in ("deletion", "insertion", "random_deletion", "random_insertion"):
         own = checked[curve]
         assert own["area"] == pytest.approx(np.trapezoid(own["probabilities"], own["fractions"]), abs=1e-4)
         assert own["area"] == pytest.approx(cli[curve]["area"], abs=1e-3), curve
     assert checked["method"] == method and checked["fill"] == "blur" and checked["random_orders"] == 3
-    assert checked["line"].startswith("Removing the top 20% of this map's pixels takes 'cat'")
+    assert checked["line"].startswith(checked["verdict"]["text"] + ": removing the top 20% of this map's pixels takes")
+    assert set(checked["verdict"]) == {"deletion", "insertion", "text"} and len(checked["random_deletion_areas"]) == 3
 
 
 def test_a_check_needs_a_map(client, sample_photo: Path):

@@ -23,7 +23,8 @@ def test_asks_are_within_the_cap_and_grow_with_the_work():
     run = SimpleNamespace(result=SimpleNamespace(name="resnet50"))
 
     def asked(method: str, args: tuple, owner: type = Service) -> int:
-        return gpu_cost.seconds(Job(owner, method, args, {}, models=gpu_cost.models_of(method, args, {})))
+        models = gpu_cost.models_of(method, args, {})
+        return gpu_cost.seconds(Job(owner, Service, method, args, {}, models=models))
 
     plain = asked("_analyze", (None, ["resnet50"]))
     saliency = asked("_attribution", (run, "Saliency", 0, 0))

@@ -139,9 +139,10 @@ def test_a_columns_check_comes_under_its_map_without_redrawing_it_and_its_stop_k
     client.predict(handle_file(str(sample_photo)), MODELS, "random", "inferno", 0.6, True, api_name="/run")
     controls = {"steps": 8, "layer": 12, "head": "mean", "rollout": False, "method": "Attention", "target": None}
     caption, curves, line = client.predict(**controls, api_name="/check_1")  # (the curves' box is not an output)
-    assert "**Can this map be trusted?** Removing the top 20% of this map's pixels takes" in caption
+    assert "**Can this map be trusted?** On this photo, this map " in caption
+    assert "random order" in caption and ": removing the top 20% of this map's pixels takes" in caption
     assert "with random weights, this score tells nothing about a trained model" in caption and curves
-    assert line.startswith("Removing the top 20%") and line in caption  # the curves show while the caption has it
+    assert line.startswith("On this photo, this map ") and line in caption  # the curves show while the caption has it
     passes = client.predict(api_name="/forward_passes")
     assert client.predict(**controls, api_name="/check_1")[0] == caption  # checked once: kept on the run
     assert client.predict(api_name="/forward_passes") == passes

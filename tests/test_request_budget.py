@@ -66,7 +66,7 @@ def test_too_large_map_is_refused_with_what_fits(client: Client, sample_photo: P
     assert f"this server allows {BUDGET_MB} MB per request: try Occlusion" in message
     assert "\n" not in message and "Traceback" not in message
     out = client.predict(photo, ["vit_tiny_patch16_224"], "random", "Occlusion", None, api_name="/analyze")
-    assert np.asarray(out["models"][0]["attribution"]["map"]).shape == (224, 224)  # what it named does fit
+    assert np.asarray(out["models"][0]["maps"][0]["map"]).shape == (224, 224)  # what it named does fit
 
 
 def test_batch_cut_to_the_budget_gives_the_unbatched_map(budget_server, client: Client, sample_photo: Path) -> None:
@@ -74,7 +74,7 @@ def test_batch_cut_to_the_budget_gives_the_unbatched_map(budget_server, client: 
     out = client.predict(
         handle_file(str(sample_photo)), ["vit_cifar"], "random", "Integrated Gradients", 3, api_name="/analyze"
     )
-    served = np.asarray(out["models"][0]["attribution"]["map"])
+    served = np.asarray(out["models"][0]["maps"][0]["map"])
     model = engine.create_model("vit_cifar", "random", seed=Service().seed)
     default = IntegratedGradients(model)
     assert f"Integrated Gradients on vit_cifar: internal batch 2 of {default.batch_size}" in server.log.read_text()

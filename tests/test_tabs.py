@@ -186,3 +186,19 @@ def test_paper_shows_every_stored_section_in_order_without_running_a_model(servi
         tab.recompute({}, "noise", 5)
     with pytest.raises(Problem, match="Upload a photo"):
         tab.photo_noise(None)
+
+
+def test_figs_8_and_9_shade_a_model_with_msa_blocks_first_and_ring_every_msa_unit(service: Service, sample_photo):
+    tab = CompareTab(service)
+    page = tab.analyze(str(sample_photo), ["preact_resnet", "alternet", "vit_cifar"], "", "random", Look())
+    assert page.shaded == 1  # the AlterNet, though the ResNet comes first
+    for fig in (page.high_frequency, page.variance):
+        legend = [trace.name for trace in fig.data if trace.name]
+        assert any(name.startswith("MSA block (gray, AlterNet") for name in legend), legend
+        rings = [trace for trace in fig.data if trace.marker.symbol == "circle-open" and not trace.name]
+        counted = [sum(block.kind == "msa" for block in run.result.blocks) for run in page.runs]
+        assert [len(trace.x) for trace in rings] == [n for n in counted if n], (counted, rings)  # every MSA unit
+    without = tab.analyze(str(sample_photo), ["preact_resnet", "vit_cifar"], "", "random", Look())
+    assert without.shaded == 1  # no AlterNet: the ViT
+    chosen = tab.curves(page.runs, Look(shaded=0))[1]
+    assert not any((trace.name or "").startswith("MSA block (gray") for trace in chosen.data)  # as the teacher chose

@@ -76,8 +76,9 @@ def test_the_app_never_prints_a_range_whose_ends_are_equal():
     variance[1], variance[2], variance[4] = 0.5, 2.0, 5.0  # the first MSA lowers it, both MLPs raise it, everywhere
     variance[3] = np.where(np.arange(images) < 70, 1.0, 4.0)  # the second MSA lowers it on 70 of 100 images
     line = spread_line(spread("toy", "trained", [f"b{i}" for i in range(5)], kinds, variance, -variance), "variance")
-    assert "each on 70% to 100% of the images" in line and "raise it in 2 of 2" in line, line
-    assert "each on 100% of the images" in line and not re.search(r"(\d+)%?-\1%", line), line
+    assert "unit by unit on 70% to 100% of the images" in line and "raise it in 2 of 2" in line, line
+    assert "every one on 100% of the images" in line and not re.search(r"(\d+)%?-\1%", line), line
+    assert "each on" not in line
 
 
 def test_a_stored_spread_is_read_for_the_checkpoint_it_measured_only(monkeypatch):

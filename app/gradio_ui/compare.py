@@ -118,7 +118,7 @@ class Compare:
             return self.updates(page) | {
                 self.top.status: page.status,
                 self.top.analyzed_photo: image or "",
-                self.shaded: gr.Dropdown([(run.result.label, i) for i, run in enumerate(page.runs)], value=0),
+                self.shaded: gr.Dropdown([(run.result.label, i) for i, run in enumerate(page.runs)], value=page.shaded),
                 self.figure_name: gr.Dropdown(page.figure_choices, value=DEFAULT_FIGURE),
                 self.exported: gr.File(value=None, visible=False),  # a previous analysis's export must not stay
                 self.top.views: {},  # nor its columns' chosen maps
@@ -137,11 +137,11 @@ class Compare:
             colormap: str,
             opacity: float,
             log_y: bool,
-            shade: int = 0,
+            shade: int | None = None,
             request: gr.Request = None,
             progress: gr.Progress = gr.Progress(),
         ) -> dict:
-            look = Look(colormap, opacity, log_y, shade or 0)
+            look = Look(colormap, opacity, log_y, shade)
             page = self.tab.lesion(runs, slot, indices, look, chosen.get(slot), watched(progress, request))
             updates = self.updates(page)
             shown = (self.top.state, self.high_frequency, self.variance, *self.here, *self.slots[slot].outputs)
@@ -222,7 +222,7 @@ class Compare:
         tab, top = self.tab, self.top
         gr.on(
             [self.log_y.input, self.shaded.input],
-            lambda runs, log, shade: tab.curves(runs, Look(log_y=log, shaded=shade or 0)),
+            lambda runs, log, shade: tab.curves(runs, Look(log_y=log, shaded=shade)),
             [top.state, self.log_y, self.shaded],
             [self.high_frequency, self.variance, self.lens],
             api_visibility="private",

@@ -65,12 +65,12 @@ def figure_export(tab: CompareTab) -> Callable:
         name: str,
         fmt: str,
         log_y: bool = True,
-        shade: int | None = 0,
+        shade: int | None = None,
         photo: str | None = None,
     ) -> str:
         """The chosen figure of the analyzed models as a PNG (2x) or SVG file, drawn as on screen, its subtitle
         naming the `photo` analyzed (a path or a file name)."""
-        look = Look(log_y=log_y, shaded=shade or 0)
+        look = Look(log_y=log_y, shaded=shade)
         return saved(tab.export_figure(runs, name, fmt, look, Path(photo).name if photo else ""))
 
     return export_one_figure
@@ -85,14 +85,14 @@ def pack_export(tab: CompareTab) -> Callable:
         photo: str | None,
         colormap: str,
         log_y: bool = True,
-        shade: int | None = 0,
+        shade: int | None = None,
         views: dict[int, ViewOptions] | None = None,
     ) -> str:
         """Every figure, input, map and value of the analysis, with a handout, as one ZIP; each map as its
         column shows it (`views`: the session's last view per column); `photo` is the one analyzed (a path or
         a file name), not the one in the upload box now."""
         chosen = [(views or {}).get(slot) for slot in range(len(runs))]
-        look = Look(colormap, log_y=log_y, shaded=shade or 0)
+        look = Look(colormap, log_y=log_y, shaded=shade)
         return saved(tab.export_pack(runs, Path(photo).name if photo else "photo", look, chosen))
 
     return export_pack

@@ -16,12 +16,12 @@ and stop an abandoned job at its next batch boundary.
 from __future__ import annotations
 
 import contextvars
-import os
+import functools
 import threading
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator, Protocol
+from typing import Any, Callable, Hashable, Iterator, Protocol
 
 from app.guard import Fairness, refuse, stoppable, visitor
 from app.server.turns import Turns
@@ -40,11 +40,37 @@ class Runner(Protocol):
     def call_here(self, fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
         """`fn(*args, **kwargs)` on this process's own models (loading a model to read its architecture)."""
 
+    def call_kept(self, store: dict, key: Hashable, fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+        """`store[key]`, made by `fn(*args, **kwargs)` where model work runs when it is not there yet. It is looked up
+        and kept as the job takes its turn and ends, so that a second ask waiting behind the first finds it, and a
+        caller that stops waiting (a Streamlit rerun interrupts its page's thread) loses nothing."""
+
     def pause(self) -> None:
         """At a batch boundary: let another visitor's waiting job go first."""
 
     def computed(self) -> float:
         """Seconds the calling job has computed so far (0 outside a job)."""
+
+
+def kept(store: dict, key: Hashable, fn: Callable[..., Any]) -> Callable[..., Any]:
+    """`fn` that returns `store[key]` when it is there, else makes it and keeps it there."""
+
+    @functools.wraps(fn)
+    def keeping(*args, **kwargs):
+        if key not in store:
+            store[key] = fn(*args, **kwargs)
+        return store[key]
+
+    return keeping
+
+
+def too_many(jobs: int) -> Exception:
+    """The refusal of a visitor's job past PER_VISITOR."""
+    return refuse(
+        f"{jobs} jobs from your address are waiting or running (at most {PER_VISITOR}); "
+        "try again when they have finished",
+        "a job over its visitor's limit",
+    )
 
 
 class VisitorJobs:
@@ -60,11 +86,7 @@ class VisitorJobs:
         """Count a job of `who` for the block (`waiting`: their jobs counted elsewhere too); refused past the limit."""
         with self._lock:
             if (jobs := self._jobs[who] + waiting) >= PER_VISITOR:
-                raise refuse(
-                    f"{jobs} jobs from your address are waiting or running (at most {PER_VISITOR}); "
-                    "try again when they have finished",
-                    "a job over its visitor's limit",
-                )
+                raise too_many(jobs)
             self._jobs[who] += 1
         try:
             yield
@@ -90,11 +112,7 @@ class ModelThread:
             return fn(*args, **kwargs)
         who, report = visitor(), stoppable(kwargs.get("report"))
         if (jobs := self.turns.jobs(who)) >= PER_VISITOR:
-            raise refuse(
-                f"{jobs} jobs from your address are waiting or running (at most {PER_VISITOR}); "
-                "try again when they have finished",
-                "a job over its visitor's limit",
-            )
+            raise too_many(jobs)
 
         def in_turn() -> Any:
             with self.turns.turn(who, report):
@@ -103,6 +121,9 @@ class ModelThread:
         return self._pool.submit(contextvars.copy_context().run, in_turn).result()
 
     call_here = call
+
+    def call_kept(self, store: dict, key: Hashable, fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+        return store[key] if key in store else self.call(kept(store, key, fn), args, kwargs)
 
     def pause(self) -> None:
         self.turns.pause()
@@ -119,24 +140,11 @@ class Inline:
 
     call_here = call
 
+    def call_kept(self, store: dict, key: Hashable, fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+        return kept(store, key, fn)(*args, **kwargs)
+
     def pause(self) -> None:
         return None
 
     def computed(self) -> float:
         return 0.0
-
-
-def on_zero_gpu() -> bool:
-    """Whether this process is a Hugging Face ZeroGPU Space (`SPACES_ZERO_GPU`, as the `spaces` package reads it)."""
-    return os.environ.get("SPACES_ZERO_GPU", "").lower() in ("1", "t", "true")
-
-
-def runner_for_this_host() -> tuple[Runner, str]:
-    """The runner this process's model work takes, and the device its own models use: on a ZeroGPU Space, the GPU
-    worker (whose device is chosen in the worker) with this process's CPU as the fallback; elsewhere the model
-    thread on 'auto' (a GPU where there is one)."""
-    if on_zero_gpu():
-        from app.server.zero_gpu import ZeroGPU  # imports `spaces`, which decorates the GPU function at once
-
-        return ZeroGPU(ModelThread()), "cpu"
-    return ModelThread(), "auto"

@@ -24,7 +24,7 @@ import queue
 import threading
 from contextlib import closing
 from dataclasses import dataclass, field, fields, is_dataclass, replace
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Hashable, Iterator
 
 import gradio as gr
 import spaces
@@ -51,6 +51,7 @@ class Job:
     status (`online`); `reports`: the method takes a `report` keyword."""
 
     owner: type
+    service: type  # the class of the owner's service (the worker builds its own)
     method: str
     args: tuple
     kwargs: dict
@@ -77,15 +78,13 @@ _OWNERS: dict[tuple[type, int, bool], Any] = {}  # in a worker: its services and
 
 def worker_owner(job: Job) -> Any:
     """The worker's own instance of the job's owner (built once per worker), over a service on the worker's device."""
-    from app.service import Service
-
     key = (job.owner, job.seed, job.online)
     if key not in _OWNERS:
-        service_key = (Service, job.seed, job.online)
+        service_key = (job.service, job.seed, job.online)
         if service_key not in _OWNERS:
-            _OWNERS[service_key] = Service(seed=job.seed, device="auto", runner=Inline(), _online=[job.online])
+            _OWNERS[service_key] = job.service(seed=job.seed, device="auto", runner=Inline(), _online=[job.online])
         service = _OWNERS[service_key]
-        _OWNERS[key] = service if job.owner is Service else job.owner(service)
+        _OWNERS[key] = service if job.owner is job.service else job.owner(service)
     return _OWNERS[key]
 
 
@@ -173,6 +172,7 @@ class ZeroGPU:
         takes_report = "report" in inspect.signature(fn).parameters
         job = Job(
             type(owner),
+            type(service),
             fn.__name__,
             rest,
             {key: value for key, value in kwargs.items() if key != "report"},
@@ -194,6 +194,11 @@ class ZeroGPU:
 
     def call_here(self, fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
         return self.fallback.call(fn, args, kwargs)
+
+    def call_kept(self, store: dict, key: Hashable, fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+        if key not in store:  # Gradio only: its handler's thread waits to the end
+            store[key] = self.call(fn, args, kwargs)
+        return store[key]
 
     def pause(self) -> None:
         self.fallback.pause()

@@ -46,12 +46,11 @@ def key(kind: str, i: int) -> str:
 
 
 def look() -> Look:
-    shaded = state.get(f"shaded_{state.get('analysis', 0)}", 0)
-    return Look(
+    return Look(  # the shaded model: as chosen, else the page model's default (Look.shaded_in)
         state.get("colormap", "inferno"),
         state.get("opacity", 0.6),
         state.get("log_y", True),
-        shaded if isinstance(shaded, int) and shaded < len(state.runs) else 0,
+        state.get(f"shaded_{state.get('analysis', 0)}"),
     )
 
 
@@ -79,7 +78,7 @@ def analyze(picture: tuple[bytes, str], names: list[str], typed: str, weights: s
         state.pop("exported", None)
         state.analysis, state.analyzed = state.get("analysis", 0) + 1, asked
         state.runs, state.photo_name, state.photo_digest = page.runs, picture[1], digest(picture[0])
-        state.compare_page = ((look().log_y, look().shaded), page)  # drawn below as it is, not made again
+        state.compare_page = ((look().log_y, page.shaded), page)  # drawn below as it is, not made again
         status.update(label=page.status, state="complete", expanded=False)
 
 
@@ -247,7 +246,7 @@ def compare_page() -> Page:
     """The Compare tab's page for the session's runs, made again only when the runs or the plots' options
     change. Its maps keep the colours they were made with: the columns draw their own (`where_it_looks`), so
     another opacity or colour map re-uses the page (0.3 s of plotly figures a rerun)."""
-    plots = (look().log_y, look().shaded)
+    plots = (look().log_y, look().shaded_in([run.result for run in state.runs]))
     made, page = state.get("compare_page", (None, None))
     if made == plots and len(page.runs) == len(state.runs) and all(map(operator.is_, page.runs, state.runs)):
         return page
@@ -285,6 +284,7 @@ def compare_tab(photo_digest: str) -> None:
     right.selectbox(
         LABEL.shaded,
         range(len(page.columns)),
+        index=page.shaded,
         format_func=lambda i: (page.runs[i].original or page.runs[i]).result.label,
         key=f"shaded_{state.get('analysis', 0)}",
     )

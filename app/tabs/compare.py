@@ -68,7 +68,20 @@ class Look:
     colormap: str = "inferno"
     opacity: float = 0.6
     log_y: bool = True
-    shaded: int = 0  # the model (its position) whose MSA and subsampling spans are shaded
+    shaded: int | None = None  # the model (its position) whose MSA and subsampling spans are shaded; None: msa_model
+
+    def shaded_in(self, results: list[ModelResult]) -> int:
+        """The position of the model whose spans Figs 8 and 9 shade: as chosen, else `msa_model`'s."""
+        chosen = self.shaded
+        return chosen if isinstance(chosen, int) and 0 <= chosen < len(results) else msa_model(results)
+
+
+def msa_model(results: list[ModelResult]) -> int:
+    """The model Figs 8 and 9 shade at first, so that the gray spans the text points at are there: the AlterNet,
+    else the first model with MSA blocks (a ViT), else the first."""
+    alternet = [i for i, result in enumerate(results) if result.name == "alternet"]
+    with_msa = [i for i, result in enumerate(results) if any(block.kind == "msa" for block in result.blocks)]
+    return (alternet or with_msa or [0])[0]
 
 
 @dataclass(frozen=True)
@@ -138,6 +151,14 @@ class Page:
     lens_here: str  # Markdown: from which block each model's answer is its head's top-1
     figure_choices: list[tuple[str, str]] = field(default_factory=list)  # (title, name) of exportable figures
     status: str = ""
+    shaded: int = 0  # the model whose spans Figs 8 and 9 shade (Look.shaded_in)
+
+
+def image_name(image: object) -> str:
+    """A photo as the JSON names it: its file's name (a path's last part, a Gradio file's original name)."""
+    if isinstance(image, dict):
+        image = image.get("orig_name") or image.get("path") or ""
+    return Path(str(image)).name if image else ""
 
 
 def known_classes(name: str) -> str:
@@ -203,14 +224,15 @@ class CompareTab:
         return Page(
             runs,
             [self.column(run, look, chosen.get(i), report) for i, run in enumerate(runs)],
-            figures.high_frequency(results, look.shaded),
-            figures.variance(results, look.log_y, look.shaded),
+            figures.high_frequency(results, look.shaded_in(results)),
+            figures.variance(results, look.log_y, look.shaded_in(results)),
             evidence.high_frequency_here(results),
             evidence.variance_here(results),
-            figures.answer_curve(results, [run.lens for run in runs], look.shaded),
+            figures.answer_curve(results, [run.lens for run in runs], look.shaded_in(results)),
             evidence.lens_here(results, [run.lens for run in runs]),
             export.figure_choices(results, lens=any(run.lens for run in runs)),
             status,
+            look.shaded_in(results),
         )
 
     def column(
@@ -345,9 +367,9 @@ class CompareTab:
         """Figs 8 and 9 re-drawn from stored results (another axis, or another model's spans shaded)."""
         results = [run.result for run in runs]
         return (
-            figures.high_frequency(results, look.shaded),
-            figures.variance(results, look.log_y, look.shaded),
-            figures.answer_curve(results, [run.lens for run in runs], look.shaded),
+            figures.high_frequency(results, look.shaded_in(results)),
+            figures.variance(results, look.log_y, look.shaded_in(results)),
+            figures.answer_curve(results, [run.lens for run in runs], look.shaded_in(results)),
         )
 
     @staticmethod
@@ -358,7 +380,8 @@ class CompareTab:
             raise problem("Analyze a photo first.")
         lenses = [run.lens for run in runs]
         measured = export.measured_on([photo] if photo else [])
-        figs = export.paper_figures([run.result for run in runs], look.log_y, look.shaded, lenses, measured)
+        results = [run.result for run in runs]
+        figs = export.paper_figures(results, look.log_y, look.shaded_in(results), lenses, measured)
         if name not in figs or fmt not in ("png", "svg"):
             raise problem(f"no figure {name!r} as {fmt!r}: pick one of {', '.join(figs)} as png or svg")
         with problems():
@@ -383,7 +406,7 @@ class CompareTab:
                 look.colormap,
                 views,
                 look.log_y,
-                look.shaded,
+                look.shaded_in([run.result for run in runs]),
             )
             return Download(pack.zip(), "teaching-pack.zip")
 
@@ -396,11 +419,12 @@ class CompareTab:
         target: int | None = None,
         faithfulness: bool = False,
     ) -> dict:
-        """The /analyze API: the engine CLI's JSON for one image and a list of model names; weights a mode or
-        the name of a bundled checkpoint (never a path). With an attribution `method`, each model's JSON gets
-        "attribution": the map (on its input grid) for class `target` (None: its top-1), or "unsupported" with
-        the reason where the method does not apply; with `faithfulness`, the map's deletion and insertion beside
-        random pixel orders under "faithfulness" (as `python -m engine analyze --map M --faithfulness`)."""
+        """The /analyze API: exactly the engine CLI's JSON (`python -m engine analyze IMAGE --model ... --json -`)
+        for one image and a list of model names; weights a mode or the name of a bundled checkpoint (never a path).
+        With an attribution `method`, each model's JSON gets "maps", a list holding the image's map (on its input
+        grid) for class `target` (None: its top-1), or "unsupported" with the reason where the method does not
+        apply; with `faithfulness`, the map's deletion and insertion beside random pixel orders, and the verdict on
+        this photo, under its "faithfulness" (as the CLI's --map M --faithfulness)."""
         if method and method not in METHODS:
             raise problem(f"no attribution method '{shown(method)}': one of {', '.join(METHODS)}")
         if faithfulness and not method:
@@ -408,17 +432,18 @@ class CompareTab:
         with problems():
             runs = self.service.analyze(image, models, self.service.network_weights(weights))
             out = self.service.analysis_json(runs)
+            named = image_name(image)
             for run, model in zip(runs, out["models"] if method else []):
                 why = self.service.unsupported(run, method)
                 if why:
-                    model["attribution"] = {"method": method, "unsupported": why}
+                    model["maps"] = [{"method": method, "image": named, "unsupported": why}]
                     continue
                 chosen = run.result.predictions[0][0].index if target is None else target  # checked by the service
                 found = self.service.attribution(run, method, chosen)
-                model["attribution"] = found.to_json()
+                drawn = {"image": named, **found.to_json()}
                 if faithfulness:
                     heat = found.map if found.raw is None else found.raw  # signed maps: most positive first
                     key = ViewOptions(method=method, target=found.target).key(run)
-                    checked = self.service.faithfulness(run, key, heat, found.target, method)
-                    model["attribution"]["faithfulness"] = checked.to_json()
+                    drawn["faithfulness"] = self.service.faithfulness(run, key, heat, found.target, method).to_json()
+                model["maps"] = [drawn]
             return out

@@ -121,20 +121,22 @@ class TourTab:
         if missing := self._needs(runs):
             return None, None, missing
         results = [run.result for run in runs]
-        return figures.high_frequency(results, look.shaded), None, evidence.unit_verdict(results, "high_freq")
+        shaded = figures.high_frequency(results, look.shaded_in(results))
+        return shaded, None, evidence.unit_verdict(results, "high_freq")
 
     def _variance(self, runs, look):
         if missing := self._needs(runs):
             return None, None, missing
         results = [run.result for run in runs]
-        figure = figures.variance(results, look.log_y, look.shaded)
+        figure = figures.variance(results, look.log_y, look.shaded_in(results))
         return figure, None, evidence.unit_verdict(results, "variance")
 
     def _answer(self, runs, look):
         if missing := self._needs(runs):
             return None, None, missing
         results, lenses = [run.result for run in runs], [run.lens for run in runs]
-        return figures.answer_curve(results, lenses, look.shaded), None, evidence.lens_verdict(results, lenses)
+        shaded = figures.answer_curve(results, lenses, look.shaded_in(results))
+        return shaded, None, evidence.lens_verdict(results, lenses)
 
     def _alternet(self, runs, look):
         family = buildup.buildup_runs()  # every bundled seed of every step; the verdict decides on them

@@ -19,9 +19,14 @@ def _units(count: Count, kind: str, verb: str) -> str:
     return f"{kind} units {verb} it in {count}" if count.units else ""
 
 
-def _model_line(result: ModelResult, lower_msa: Count, raise_others: Count) -> str:
+def others_named(result: ModelResult) -> str:
+    """The model's other units by what it has: 'Conv' (a ResNet), 'MLP' (a ViT), 'Conv/MLP' (an AlterNet)."""
     kinds = {block.kind for block in result.blocks}
-    others = "/".join(name for kind, name in (("conv", "Conv"), ("mlp", "MLP")) if kind in kinds) or "Conv"
+    return "/".join(name for kind, name in (("conv", "Conv"), ("mlp", "MLP")) if kind in kinds) or "Conv"
+
+
+def _model_line(result: ModelResult, lower_msa: Count, raise_others: Count) -> str:
+    others = others_named(result)
     parts = [_units(lower_msa, "MSA", "lowered"), _units(raise_others, others, "raised")]
     note = RANDOM_NOTE if result.random_weights else ""
     return f"- {result.label}{note}: {'; '.join(p for p in parts if p) or 'no MSA, Conv or MLP units'}."
@@ -141,20 +146,21 @@ def _said(holds: bool | None, reasons: list[str]) -> Verdict:
     return Verdict(holds, f"{head}: {'; '.join(reasons)}." if reasons else f"{head}.")
 
 
-@lru_cache(maxsize=1)
-def spread_line(spread: unit_spread.UnitSpread, value: str) -> str:
-    """'over the 1000 bundled test images: MSA units lower it in 0 of 6 (in every resample of the images), each on
-    0% to 3% of the images; Conv/MLP units raise it in 8 of 8 (...), each on 100% of the images'."""
+@lru_cache(maxsize=8)
+def spread_line(spread: unit_spread.UnitSpread, value: str, others: str = "Conv/MLP") -> str:
+    """'over the 1000 bundled test images: MSA units lower it in 0 of 6 (in every resample of the images), unit by
+    unit on 0% to 3% of the images; MLP units raise it in 8 of 8 (...), every one on 100% of the images', the other
+    units named by what the model has (`others`)."""
     parts = []
-    for kinds, lower, name, verb in ((claims.MSA, True, "MSA", "lower"), (claims.OTHERS, False, "Conv/MLP", "raise")):
+    for kinds, lower, name, verb in ((claims.MSA, True, "MSA", "lower"), (claims.OTHERS, False, others, "raise")):
         measure = "variance" if value == "variance" else "high_frequency"
         attribute = f"{'msa_lower' if lower else 'others_raise'}_{measure}"
         count = getattr(spread, attribute)
         if count.units:
             shares = spread.shares(kinds, value, lower)
             low, high = f"{100 * min(shares):.0f}%", f"{100 * max(shares):.0f}%"
-            each = low if low == high else f"{low} to {high}"  # never a range whose ends are equal ("100-100%")
-            parts.append(f"{name} units {verb} it in {count.spread()}, each on {each} of the images")
+            each = f"every one on {low}" if low == high else f"unit by unit on {low} to {high}"  # never "100-100%"
+            parts.append(f"{name} units {verb} it in {count.spread()}, {each} of the images")
     return f"over the {spread.images:,} bundled test images: {'; '.join(parts)}"
 
 
@@ -170,7 +176,9 @@ def stored_spread(results: list[ModelResult], value: str) -> str:
     """For each trained model on screen whose checkpoint the family's stored spreads measured, its counts over the
     bundled test images with their intervals ('' where none is)."""
     spreads = [(r, unit_spread.for_weights(r.weights)) for r in results if not r.random_weights]
-    lines = [f"- {_intact(r)}, {spread_line(spread, value)}." for r, spread in spreads if spread is not None]
+    lines = [
+        f"- {_intact(r)}, {spread_line(spread, value, others_named(r))}." for r, spread in spreads if spread is not None
+    ]
     return "\n\n**How stable, over the bundled test subset**:\n" + "\n".join(lines) if lines else ""
 
 

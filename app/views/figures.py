@@ -28,6 +28,8 @@ from engine.results import ModelResult
 # the paper's blue, red and green as they stay apart under deuteranopia, protanopia and tritanopia
 # (tests/test_figure_axes.py); with a marker and a dash of its own per place, a model is told apart without colour
 MODEL_COLORS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7")
+MSA_RING = {"symbol": "circle-open", "size": 15}  # around each MSA unit's marker, on every model's line
+MSA_RING_NAME = "○ MSA unit"
 MODEL_MARKERS = ("diamond", "circle", "square", "triangle-up")
 MODEL_DASHES = ("solid", "dash", "dot", "dashdot")
 FAMILY_PLACES = {"resnet": 0, "vit": 1, "alternet": 2}  # a family's colour and marker wherever it is drawn
@@ -208,6 +210,37 @@ def _shade(
     return groups
 
 
+def _ring_msa_units(fig: go.Figure, results: list[ModelResult], groups: list[str], values) -> None:
+    """A ring of the model's colour around each of its MSA units, on every model's line (shaded or not), in the
+    model's legend group; one legend key for the rings."""
+    ringed = False
+    for result, group, place in zip(results, groups, model_places(results)):
+        msa = [block for block in result.blocks if block.kind == "msa"]
+        if not msa:
+            continue
+        fig.add_scatter(
+            x=[block.normalized_depth for block in msa],
+            y=[values(block) for block in msa],
+            mode="markers",
+            cliponaxis=False,
+            legendgroup=group,
+            showlegend=False,
+            hoverinfo="skip",
+            marker={**MSA_RING, "line": {"width": 2, "color": MODEL_COLORS[place % len(MODEL_COLORS)]}},
+        )
+        ringed = True
+    if ringed:
+        fig.add_scatter(
+            x=[None],
+            y=[None],
+            mode="markers",
+            name=MSA_RING_NAME,
+            hoverinfo="skip",
+            legendrank=1002,
+            marker={**MSA_RING, "line": {"width": 2, "color": "#444444"}},
+        )
+
+
 def _by_depth(
     results: list[ModelResult],
     values,
@@ -235,6 +268,7 @@ def _by_depth(
             hovertemplate=f"{result.label}<br>%{{customdata[0]}} (%{{customdata[1]}})"
             f"<br>depth %{{x:.2f}}<br>{y_title} %{{y:{y_format}}}<extra></extra>",
         )
+    _ring_msa_units(fig, results, groups, values)
     layout(fig, title, "Normalized depth", y_title, x_range=(0, 1))
     fig.update_yaxes(type="log" if log_y else "linear", range=y_range)
     decades = y_range[1] - y_range[0]

@@ -69,7 +69,8 @@ raise it (Convs are high-pass filters). Fig 8 below counts, unit by unit, which 
 
 HIGH_FREQUENCY_ABOUT = """## High frequencies block by block (Fig 8)
 The Δ log amplitude at 1.0π of every block against normalized depth. Gray spans are steps into an
-MSA block, blue spans into a subsampling block (for the model named in the legend). The paper: in a
+MSA block, blue spans into a subsampling block, for the model named in the legend: at first the one with
+MSA blocks (the AlterNet, else the ViT). On every model's line a ring marks each MSA unit. The paper: in a
 trained ViT, MSAs almost always lower the high-frequency amplitude and MLPs raise it, except in the
 earliest blocks."""
 
@@ -269,12 +270,14 @@ TOUR = {  # key: (title, the paper's statement, one thing to try)
     "frequency": (
         "MSAs are low-pass filters, Convs high-pass (Figs 2a and 8)",
         "MSAs reduce the high-frequency amplitude of feature maps and Convs amplify it: in a ViT the "
-        "high-frequency curve drops at (almost) every MSA block.",
+        "high-frequency curve drops at (almost) every MSA block (gray spans: the AlterNet's or the ViT's MSA "
+        "blocks; a ring marks every model's MSA units).",
         "Switch off an MSA unit of the ViT in the Compare tab (a lesion) and watch Fig 8 change.",
     ),
     "variance": (
         "MSAs shrink feature-map variance, Convs grow it (Fig 9)",
-        "MSAs ensemble feature maps and lower their variance; Convs and MLPs raise it, and it accumulates with depth.",
+        "MSAs ensemble feature maps and lower their variance; Convs and MLPs raise it, and it accumulates with depth "
+        "(gray spans: the AlterNet's or the ViT's MSA blocks; a ring marks every model's MSA units).",
         "Tick off the log axis under Fig 9 in the Compare tab, or shade another model's blocks.",
     ),
     "answer": (

@@ -6,7 +6,12 @@ an image), so that a map's score reads "better than random by X".
 
     check = DeletionInsertion(model)               # 10 steps, blur fill, 3 random orders
     found = check.attribute(image, target, heat=heat)  # Faithfulness: four curves and their areas
-    found.line()  # "Removing the top 20% of this map's pixels takes 'cat' from 91% to 12%; in random order, to 70%"
+    found.verdict.text()  # "On this photo, this map beats random order, in deletion and insertion"
+    found.line()  # that, then "removing the top 20% of this map's pixels takes 'cat' from 91% to 12%; in random ..."
+
+On one photo, a map beats random order in deletion (or insertion) when its curve's area is better than the random
+orders' mean by more than the spread of the random orders' own areas (the largest minus the smallest; at least
+MIN_MARGIN), does worse when it is worse by more than that, and does no better otherwise (`compared`).
 
 A pixel "taken away" is replaced by the fill: the image blurred (a Gaussian of sigma 1/28 of its side, as RISE's
 insertion starts from), its mean colour, or ROAD's noisy linear imputation (Rong et al. 2022: each pixel taken away
@@ -37,6 +42,8 @@ from .base import Images, Labels, ModelAnalysis, Progress
 STEPS = 10  # the curve's points past 0: fractions 0, 0.1, ..., 1
 ORDERS = 3  # random orders averaged for the baseline
 SHOWN_FRACTION = 0.2  # the fraction the page's line reads off the curves
+MIN_MARGIN = 0.01  # a map's area must differ from random orders' by at least this to beat them or do worse
+OUTCOMES = {"better": "beats", "no better": "does no better than", "worse": "does worse than"}  # against random order
 
 
 def blur(x: torch.Tensor) -> torch.Tensor:
@@ -145,6 +152,36 @@ class RandomOrders:
     insertion: Curve
     orders: int
     fill: str
+    deletion_areas: tuple[float, ...] = ()  # each order's own area: their spread
+    insertion_areas: tuple[float, ...] = ()
+
+
+def compared(gain: float, areas: tuple[float, ...]) -> str:
+    """'better', 'no better' or 'worse': a map whose area is better than the random orders' mean by `gain`, against
+    the spread of the random orders' own `areas` (largest minus smallest, at least MIN_MARGIN)."""
+    margin = max(max(areas) - min(areas) if len(areas) > 1 else 0.0, MIN_MARGIN)
+    return "better" if gain > margin else "worse" if gain < -margin else "no better"
+
+
+@dataclass(frozen=True)
+class PhotoVerdict:
+    """How a map did against random order on one photo, in deletion and in insertion ('better', 'no better' or
+    'worse'; `compared`)."""
+
+    deletion: str
+    insertion: str
+
+    def text(self) -> str:
+        """'On this photo, this map beats random order, in deletion and insertion' and the like."""
+        if self.deletion == self.insertion:
+            return f"On this photo, this map {OUTCOMES[self.deletion]} random order, in deletion and insertion"
+        return (
+            f"On this photo, this map {OUTCOMES[self.deletion]} random order in deletion and "
+            f"{OUTCOMES[self.insertion]} it in insertion"
+        )
+
+    def to_json(self) -> dict:
+        return {"deletion": self.deletion, "insertion": self.insertion, "text": self.text()}
 
 
 @dataclass(frozen=True)
@@ -168,12 +205,20 @@ class Faithfulness:
         """How much more area the map's insertion curve has than random orders' (above 0: better than random)."""
         return self.insertion.area - self.random.insertion.area
 
+    @property
+    def verdict(self) -> PhotoVerdict:
+        """How the map did against random order on this photo (`compared`)."""
+        return PhotoVerdict(
+            compared(self.deletion_gain, self.random.deletion_areas),
+            compared(self.insertion_gain, self.random.insertion_areas),
+        )
+
     def line(self, fraction: float = SHOWN_FRACTION) -> str:
-        """The page's line under the map, in words."""
+        """The page's line under the map, in words: the verdict on this photo, then what it rests on."""
         start, mapped, shuffled = self.deletion.at(0), self.deletion.at(fraction), self.random.deletion.at(fraction)
         return (
-            f"Removing the top {fraction:.0%} of this map's pixels takes '{self.label}' from {start:.0%} to "
-            f"{mapped:.0%}; in random order, to {shuffled:.0%}"
+            f"{self.verdict.text()}: removing the top {fraction:.0%} of this map's pixels takes '{self.label}' from "
+            f"{start:.0%} to {mapped:.0%}; in random order, to {shuffled:.0%}"
         )
 
     def to_json(self) -> dict:
@@ -189,6 +234,9 @@ class Faithfulness:
             "random_insertion": {**self.random.insertion.to_json(), "area": round(self.random.insertion.area, 5)},
             "deletion_gain": round(self.deletion_gain, 5),
             "insertion_gain": round(self.insertion_gain, 5),
+            "random_deletion_areas": [round(area, 5) for area in self.random.deletion_areas],
+            "random_insertion_areas": [round(area, 5) for area in self.random.insertion_areas],
+            "verdict": self.verdict.to_json(),
             "line": self.line(),
         }
 
@@ -295,12 +343,16 @@ class DeletionInsertion(ModelAnalysis):
         def mean(runs: list[list[float]]) -> Curve:
             return Curve(fractions, np.mean(runs, axis=0).tolist())
 
+        def areas(runs: list[list[float]]) -> tuple[float, ...]:
+            return tuple(Curve(fractions, run).area for run in runs)
+
         started = time.perf_counter()
         fractions = [k / self.steps for k in range(self.steps + 1)]
         deletion, insertion = Curve(fractions, curve(order, False)), Curve(fractions, curve(order, True))
         if random is None:
-            deleted, inserted = mean([curve(r, False) for r in shuffled]), mean([curve(r, True) for r in shuffled])
-            random = RandomOrders(deleted, inserted, self.orders, self.fill)
+            deleted, inserted = [curve(r, False) for r in shuffled], [curve(r, True) for r in shuffled]
+            spread = {"deletion_areas": areas(deleted), "insertion_areas": areas(inserted)}
+            random = RandomOrders(mean(deleted), mean(inserted), self.orders, self.fill, **spread)
         measured = Cost(2 * (1 + len(shuffled)) * (self.steps + 1), 0, passes)
         learn_seconds(self.model, measured, time.perf_counter() - started)
         report()

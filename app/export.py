@@ -252,12 +252,14 @@ def teaching_pack(
     colormap: str = "inferno",
     views: list[ViewOptions | None] | None = None,
     log_y: bool = True,
-    shaded: int = 0,
+    shaded: int | None = None,
 ) -> Pack:
     """The pack for `results` (curves, averaged over the images) and `runs` (per image, per model: the input
     as the model saw it and its map, drawn with that model's `views` entry: the layer, head or rollout chosen
-    on screen; default its last layer, head mean). Figs 8 and 9 as on screen (`log_y`, `shaded`)."""
+    on screen; default its last layer, head mean). Figs 8 and 9 as on screen (`log_y`, `shaded`; None: the model
+    with MSA blocks, figures.msa_model)."""
     pack = Pack()
+    shaded = figures.msa_model(results) if shaded is None else shaded
     lenses = [run.lens for run in runs[0]] if len(runs) == 1 else None  # one photo's lens
     figs = paper_figures(results, log_y, shaded, lenses, measured_on(image_names))
     with zipfile.ZipFile(io.BytesIO(figures_zip(figs))) as archive:

@@ -213,3 +213,28 @@ def streamlit_upload(page, path: Path, timeout_ms: int = 600_000) -> None:
     page.locator("[data-testid=stFileChipName]", has_text=path.name).first.wait_for(timeout=timeout_ms)
     page.locator("[data-testid=stFileChipIconSpinner]").first.wait_for(state="detached", timeout=timeout_ms)
     streamlit_settled(page, timeout_ms)
+
+
+BROWSER_FIXTURES = {"page"}  # a real Chromium
+SERVER_FIXTURES = {"server", "server_url", "client", "space", "device_api", "budget_server", "streamlit_url"}
+SERVER_CALLS = ("gradio_server(", "streamlit_server(", "running(", "subprocess.", "run_cli(", "Client(")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test marked by what it starts, so that `pytest -m "not browser and not server"` runs the page-model,
+    engine and rule tests alone: `browser` (a real Chromium), `server` (a real server or another process),
+    `slow` (Streamlit's AppTest runs the whole page script)."""
+    import inspect
+
+    for item in items:
+        fixtures = set(getattr(item, "fixturenames", ()))
+        try:
+            source = inspect.getsource(item.function)
+        except (OSError, TypeError, AttributeError):
+            source = ""
+        if fixtures & BROWSER_FIXTURES or "sync_playwright" in source:
+            item.add_marker(pytest.mark.browser)
+        if fixtures & SERVER_FIXTURES or any(call in source for call in SERVER_CALLS):
+            item.add_marker(pytest.mark.server)
+        if "AppTest" in source:
+            item.add_marker(pytest.mark.slow)

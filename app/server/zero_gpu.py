@@ -11,6 +11,7 @@ and on this process's CPU when the GPU is not there for a visitor. Every use of 
 - The job runs on a thread of the worker while the generator yields one item per batch boundary (progress), then
   its result or its error as data, so a refusal keeps the app's own line; when the page stops or leaves, the parent
   closes the generator and the worker's job stops at its next batch.
+- Forks go one at a time (`_one_fork_at_a_time`): visitors arriving together start workers together.
 - A quota refusal, an empty queue timeout or no free GPU (`NO_GPU_TITLES`) before the job starts sends the same job
   to this process's model thread on the CPU, and the page is told so in one line (NOTICE).
 """
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import inspect
 import logging
+import os
 import pickle
 import queue
 import threading
@@ -42,6 +44,21 @@ ON_CPU = "On the CPU (no free GPU time now): "  # before each later progress lin
 log = logging.getLogger("vit_explorer")
 NO_GPU_TITLES = ("ZeroGPU quota exceeded", "ZeroGPU queue timeout", "ZeroGPU client error")
 # the `spaces` client's gr.Error titles when no GPU is given (quota, queue, none free): the job has not started
+
+
+_FORKS = threading.Lock()
+_FORK = os.fork
+
+
+def _one_fork_at_a_time() -> int:
+    """os.fork, one thread at a time. Visitors arriving at once start GPU workers at once, and filelock (which torch
+    and the hub client use) refuses a fork while another thread's fork is under way ("os.fork is unsafe while
+    filelock is changing descriptor ownership", seen with five visitors at once)."""
+    with _FORKS:
+        return _FORK()
+
+
+os.fork = _one_fork_at_a_time
 
 
 @dataclass(frozen=True)

@@ -73,15 +73,7 @@ class Look:
     def shaded_in(self, results: list[ModelResult]) -> int:
         """The position of the model whose spans Figs 8 and 9 shade: as chosen, else `msa_model`'s."""
         chosen = self.shaded
-        return chosen if isinstance(chosen, int) and 0 <= chosen < len(results) else msa_model(results)
-
-
-def msa_model(results: list[ModelResult]) -> int:
-    """The model Figs 8 and 9 shade at first, so that the gray spans the text points at are there: the AlterNet,
-    else the first model with MSA blocks (a ViT), else the first."""
-    alternet = [i for i, result in enumerate(results) if result.name == "alternet"]
-    with_msa = [i for i, result in enumerate(results) if any(block.kind == "msa" for block in result.blocks)]
-    return (alternet or with_msa or [0])[0]
+        return chosen if isinstance(chosen, int) and 0 <= chosen < len(results) else figures.msa_model(results)
 
 
 @dataclass(frozen=True)

@@ -210,6 +210,14 @@ def _shade(
     return groups
 
 
+def msa_model(results: list[ModelResult]) -> int:
+    """The model Figs 8 and 9 shade unless another is chosen, so that the gray spans the text points at are there:
+    the AlterNet, else the first model with MSA blocks (a ViT), else the first."""
+    alternet = [i for i, result in enumerate(results) if result.name == "alternet"]
+    with_msa = [i for i, result in enumerate(results) if any(block.kind == "msa" for block in result.blocks)]
+    return (alternet or with_msa or [0])[0]
+
+
 def _ring_msa_units(fig: go.Figure, results: list[ModelResult], groups: list[str], values) -> None:
     """A ring of the model's colour around each of its MSA units, on every model's line (shaded or not), in the
     model's legend group; one legend key for the rings."""

@@ -24,6 +24,7 @@ R <- R + mean_heads((dy/dA * A)^+) R, and reads the CLS row over the patches.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import time
 import weakref
@@ -277,16 +278,25 @@ class SmoothGrad(_Gradients):
     def _attribute(self, x, target, forward):
         tunnel = attr.NoiseTunnel(attr.Saliency(forward))
         sigma = self.noise * float(x.max() - x.min())
-        grads = tunnel.attribute(
-            x.detach().requires_grad_(),
-            nt_type="smoothgrad",
-            nt_samples=self.samples,
-            nt_samples_batch_size=self.batch_size,
-            stdevs=sigma,
-            target=target,
-            abs=True,
-        )
+        with torch.random.fork_rng(devices=[x.device] if x.device.type == "cuda" else []):
+            torch.manual_seed(self.request_seed(x, target))  # the same request draws the same noise
+            grads = tunnel.attribute(
+                x.detach().requires_grad_(),
+                nt_type="smoothgrad",
+                nt_samples=self.samples,
+                nt_samples_batch_size=self.batch_size,
+                stdevs=sigma,
+                target=target,
+                abs=True,
+            )
         return grads, None
+
+    def request_seed(self, x: torch.Tensor, target: int) -> int:
+        """The noise's seed, from the request: the input's pixels, the model, the class and the noise's size, so
+        that the CLI, both front ends and a recompute draw the same noise (more samples draw more of the same)."""
+        digest = hashlib.sha256(x.detach().cpu().numpy().tobytes())
+        digest.update(repr((self.model.name, int(target), self.noise)).encode())
+        return int.from_bytes(digest.digest()[:8], "little")
 
 
 class IntegratedGradients(InputAttribution):

@@ -24,6 +24,7 @@ def test_the_first_members_of_the_family_are_bundled():
     assert {path.stem for path in SIDECARS} >= set(FIRST)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sidecar", SIDECARS, ids=lambda path: path.stem)
 def test_checkpoint_rebuilds_from_its_sidecar_and_keeps_its_subset_accuracy(sidecar):
     meta = json.loads(sidecar.read_text())

@@ -20,6 +20,7 @@ from app.views.attention import DISPLAY_SIZE
 from app.views.colour_bar import STRIP
 from tests.conftest import ROOT
 
+pytestmark = pytest.mark.browser  # every export is drawn by Chromium (kaleido)
 MODELS = ["resnet50", "vit_tiny_patch16_224"]
 FIGURE_SIZE = (export.WIDTH * export.SCALE, export.HEIGHT * export.SCALE)
 

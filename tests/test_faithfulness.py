@@ -180,6 +180,7 @@ def test_a_check_needs_a_map(client, sample_photo: Path):
     assert done.returncode == 2 and "--faithfulness checks a map" in done.stderr
 
 
+@pytest.mark.slow
 def test_a_columns_check_is_its_maps_alone_and_is_said_under_it(sample_photo: Path):
     """The page model: the check's line follows the map it was made on (another map shows none, the checked one
     shows it again), the curves come with it, a random-weights model says its score tells nothing, and a map not
@@ -213,6 +214,7 @@ def test_a_columns_check_is_its_maps_alone_and_is_said_under_it(sample_photo: Pa
     assert text.CHECK_RANDOM in tab.check(resnet, saliency)[0]  # random weights: the score tells nothing
 
 
+@pytest.mark.browser  # the pack's figures are drawn by Chromium (kaleido)
 def test_the_teaching_pack_says_a_checked_maps_line(sample_photo: Path):
     """The handout's map caption carries the check's line when the map shown was checked."""
     import zipfile

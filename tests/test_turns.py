@@ -7,6 +7,7 @@ import threading
 import time
 
 import numpy as np
+import pytest
 import torch
 
 import engine
@@ -130,6 +131,7 @@ def test_a_lesion_acts_only_on_the_passes_of_the_job_that_made_it():
     assert not torch.allclose(seen["own"], intact)
 
 
+@pytest.mark.slow
 def test_a_plain_analysis_is_answered_while_another_visitors_map_computes(sample_photo):
     service = Service()
     run = service.analyze(sample_photo, ["vit_tiny_patch16_224"], "random")[0]

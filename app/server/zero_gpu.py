@@ -58,9 +58,6 @@ def _one_fork_at_a_time() -> int:
         return _FORK()
 
 
-os.fork = _one_fork_at_a_time
-
-
 @dataclass(frozen=True)
 class Job:
     """One model job as it crosses to the worker: `owner.method(*args, **kwargs)` where `owner` is the worker's
@@ -179,6 +176,9 @@ class ZeroGPU:
 
     fallback: ModelThread = field(default_factory=ModelThread)
     jobs: VisitorJobs = field(default_factory=VisitorJobs)
+
+    def __post_init__(self) -> None:
+        os.fork = _one_fork_at_a_time  # this process starts GPU workers: one fork at a time
 
     def call(self, fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
         if self.fallback.turns.holding():  # inside a job running here already

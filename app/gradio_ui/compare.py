@@ -19,7 +19,7 @@ from app.gradio_ui.sessions import session
 from app.gradio_ui.top import Top
 from app.service import IG_DEFAULT_STEPS, MAX_MODELS, ModelRun
 from app.tabs.column_maps import OnePerSession
-from app.tabs.compare import DEFAULT_FIGURE, CompareTab, Look, Page
+from app.tabs.compare import DEFAULT_FIGURE, SHADE_DEFAULT, CompareTab, Look, Page
 from app.views import texts as text
 from app.views.attention import COLORMAPS, ViewOptions
 from app.views.texts import LABEL
@@ -72,7 +72,9 @@ class Compare:
                 self.variance_here = gr.Markdown(elem_id="variance-here")
                 with gr.Row():
                     self.log_y = gr.Checkbox(value=True, label=LABEL.log_y)
-                    self.shaded = gr.Dropdown([("the first model", 0)], value=0, label=LABEL.shaded, elem_id="shaded")
+                    self.shaded = gr.Dropdown(  # until an analysis: the model with MSA blocks (Look.shaded_in)
+                        [(text.SHADE_DEFAULT, SHADE_DEFAULT)], value=SHADE_DEFAULT, label=LABEL.shaded, elem_id="shaded"
+                    )
         gr.Markdown(text.LENS)
         self.lens = gr.Plot(show_label=False, elem_id="logit-lens")
         self.lens_here = gr.Markdown(elem_id="logit-lens-here")
@@ -118,7 +120,7 @@ class Compare:
             return self.updates(page) | {
                 self.top.status: page.status,
                 self.top.analyzed_photo: image or "",
-                self.shaded: gr.Dropdown([(run.result.label, i) for i, run in enumerate(page.runs)], value=page.shaded),
+                self.shaded: gr.Dropdown(page.shade_choices, value=page.shaded),
                 self.figure_name: gr.Dropdown(page.figure_choices, value=DEFAULT_FIGURE),
                 self.exported: gr.File(value=None, visible=False),  # a previous analysis's export must not stay
                 self.top.views: {},  # nor its columns' chosen maps

@@ -281,12 +281,9 @@ def compare_tab(photo_digest: str) -> None:
     right.plotly_chart(page.variance, theme=None, key="variance")
     right.markdown(page.variance_here)
     right.checkbox(LABEL.log_y, True, key="log_y")
+    names = dict((position, label) for label, position in page.shade_choices)
     right.selectbox(
-        LABEL.shaded,
-        range(len(page.columns)),
-        index=page.shaded,
-        format_func=lambda i: (page.runs[i].original or page.runs[i]).result.label,
-        key=f"shaded_{state.get('analysis', 0)}",
+        LABEL.shaded, list(names), index=page.shaded, format_func=names.get, key=f"shaded_{state.get('analysis', 0)}"
     )
     st.markdown(text.LENS)
     st.plotly_chart(page.lens, theme=None, key="logit_lens")

@@ -144,6 +144,17 @@ class Page:
     figure_choices: list[tuple[str, str]] = field(default_factory=list)  # (title, name) of exportable figures
     status: str = ""
     shaded: int = 0  # the model whose spans Figs 8 and 9 shade (Look.shaded_in)
+    shade_choices: list[tuple[str, int]] = field(default_factory=list)  # (label, position) for "Shade the blocks of"
+
+
+SHADE_DEFAULT = -1  # "Shade the blocks of": the model with MSA blocks (figures.msa_model), whatever the order
+
+
+def shade_choices(runs: list[ModelRun]) -> list[tuple[str, int]]:
+    """What "Shade the blocks of" offers: each model by its label (its position), then the default, the model with
+    MSA blocks (SHADE_DEFAULT), which a client that sends no choice gets."""
+    models = [((run.original or run).result.label, i) for i, run in enumerate(runs)]
+    return [*models, (text.SHADE_DEFAULT, SHADE_DEFAULT)]
 
 
 def image_name(image: object) -> str:
@@ -225,6 +236,7 @@ class CompareTab:
             export.figure_choices(results, lens=any(run.lens for run in runs)),
             status,
             look.shaded_in(results),
+            shade_choices(runs),
         )
 
     def column(

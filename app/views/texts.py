@@ -67,6 +67,8 @@ Relative log amplitude of each block's Fourier-transformed feature map, from the
 ViTs keep the high-frequency amplitude low as depth grows (MSAs are low-pass filters), trained ResNets
 raise it (Convs are high-pass filters). Fig 8 below counts, unit by unit, which way these models go."""
 
+SHADE_DEFAULT = "the model with MSA blocks (AlterNet, else ViT)"
+
 HIGH_FREQUENCY_ABOUT = """## High frequencies block by block (Fig 8)
 The Δ log amplitude at 1.0π of every block against normalized depth. Gray spans are steps into an
 MSA block, blue spans into a subsampling block, for the model named in the legend: at first the one with

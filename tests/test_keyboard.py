@@ -74,6 +74,18 @@ class Keyboard:
         self.page.keyboard.press(key)
 
 
+def open_tab(keys: Keyboard, arrow: str, name: str) -> None:
+    """Streamlit's tabs: `arrow` pressed until the tab `name` has focus (an arrow also opens the tab it moves to),
+    Enter, and the page's rerun for it ended (waited for by the tab shown: a rerun not yet begun reads as settled)."""
+    for _ in range(8):  # more than the page has tabs
+        if keys.page.evaluate(FOCUSED)["name"] == name:
+            break
+        keys.press(arrow)
+    keys.press("Enter")
+    keys.page.locator("[role=tab][aria-selected=true]", has_text=name).wait_for(timeout=60_000)
+    streamlit_settled(keys.page)
+
+
 def upload(keys: Keyboard, control: str, key: str, photo: Path, role: str = "") -> None:
     """The file dialog opened from the keyboard on `control`, `photo` chosen in it; focus stays in the widget."""
     chosen = []
@@ -158,20 +170,15 @@ def test_streamlit_by_keyboard(page: Page, streamlit_url: str, sample_photo: Pat
     streamlit_settled(page)
     expect(page.get_by_text(re.compile("^Where it looks.*Saliency of")).first).to_be_visible(timeout=ANALYSIS_MS)
     keys.to("Compare models", "tab")
-    for _ in range(3):
-        keys.press("ArrowRight")
-    keys.press("Enter")
-    streamlit_settled(page)
+    open_tab(keys, "ArrowRight", "Guided tour")
+    page.get_by_role("button", name="Next →").wait_for(timeout=ANALYSIS_MS)
     keys.to("Next →")
     keys.press("Enter")
     streamlit_settled(page)
     tour = page.locator("[data-testid=stProgress]").filter(has_text="Step ").first
     expect(tour).to_contain_text("Step 2 of", timeout=ANALYSIS_MS)
     keys.to("Guided tour", "tab", back=True)
-    for _ in range(3):
-        keys.press("ArrowLeft")
-    keys.press("Enter")
-    streamlit_settled(page)
+    open_tab(keys, "ArrowLeft", "Compare models")
     keys.to(LABEL.exports)
     keys.press("Enter")
     streamlit_settled(page)

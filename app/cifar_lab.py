@@ -17,6 +17,7 @@ from engine.data.cifar_subset import balanced, subset
 from engine.data.images import ImageInput
 from engine.models.cifar_family import bundled_path
 from engine.models.cost import params_and_flops
+from engine.models.member_accuracy import member_accuracy
 from engine.models.placement import PAPER_DEPTHS, Placement, buildup_sequence
 from engine.results import ModelResult
 
@@ -59,6 +60,15 @@ class LabRun:
     seen: np.ndarray
     accuracy: list[float] | None = None  # top-1 on the subset, per model
     random: list[bool] = field(default_factory=list)
+    quoted: list[str | None] = field(default_factory=list)  # each model's one accuracy to quote, None untrained
+
+
+def quoted_accuracy(model: engine.LoadedModel, options: dict) -> str | None:
+    """A trained model's one accuracy ('88.1% on the 10,000 CIFAR-10 test images, mean of 3 seeds'), that of the
+    checkpoint it loaded (its own file, else the bundled one); None with random weights."""
+    path = None if model.random else (model.choice.path or bundled_path(model.name, options))
+    accuracy = member_accuracy(path)
+    return None if accuracy is None else accuracy.quoted()
 
 
 @dataclass
@@ -122,4 +132,6 @@ class CifarLab:
         seen: np.ndarray,
     ) -> LabRun:
         results = [replace(results[0], label=alternet_label(placement)), *results[1:]]
-        return LabRun(results, images, seen, random=[model.random for model in models])
+        options = [{"msa": str(placement)}] + [{}] * (len(models) - 1)  # the AlterNet first, then the baselines
+        quoted = [quoted_accuracy(model, built) for model, built in zip(models, options)]
+        return LabRun(results, images, seen, random=[model.random for model in models], quoted=quoted)

@@ -62,3 +62,43 @@ def test_the_vit_and_the_tours_verdict_give_the_same_numbers():
     assert f"| {accuracy}" in row((ROOT / "docs/training.md").read_text(), "| vit_cifar")
     here = alternet_verdict().here  # the tour's Fig 12a step and the claims tables
     assert f"step 6 {by_hand(STEPS[6])[0]}" in here and f"step 0 {by_hand(STEPS[0])[0]}" in here, here
+
+
+MEMBER_STEMS = {**{f"AlterNet step {n}": stem for n, stem in STEPS.items() if n}, "ResNet (step 0)": STEPS[0]}
+MEMBER_STEMS["ViT"] = "vit_cifar"
+SUBSET_ACCURACY = re.compile(r"(clean )?accuracy \d+\.\d%")
+
+
+def test_every_paper_figure_names_a_model_with_its_one_accuracy_and_its_own_images():
+    """Each model line under a stored Paper figure carries the member's accuracy on the 10,000 test images, and
+    an accuracy measured on the figure's subset says which images it is on."""
+    from app.paper_findings import ORDER
+    from app.tabs.paper import PaperTab
+
+    seen = 0
+    for name in ORDER:
+        caption = PaperTab.section(name, {}).caption
+        for line in caption.splitlines():
+            model = re.match(r"- \*\*(ResNet \(step 0\)|AlterNet step \d|ViT)\*\*( \(|:)", line)
+            if not model:
+                continue
+            accuracy, seeds = by_hand(MEMBER_STEMS[model.group(1)])
+            assert line.startswith(f"- **{model.group(1)}** ({accuracy} on the 10,000 CIFAR-10 test images"), line
+            assert ("mean of 3 seeds" in line) == (seeds == 3), line
+            if SUBSET_ACCURACY.search(line):
+                assert re.search(r"\): on these [\d,]+ images, ", line), line
+            seen += 1
+    assert seen >= 20, seen  # every figure's models were read
+
+
+def test_the_alternet_tabs_average_says_its_images_beside_each_models_accuracy():
+    from app.cifar_lab import CifarLab
+    from app.service import Service
+    from app.views.alternet import accuracy_markdown
+
+    run = CifarLab(Service.start(seed=0)).analyze_subset(buildup_sequence(PAPER_DEPTHS)[-1], 10)
+    said = accuracy_markdown(run)
+    assert said.startswith("**Top-1 accuracy on these 10 CIFAR-10 test images**"), said
+    for stem, label in ((STEPS[6], "AlterNet, step 6"), (STEPS[0], "PreAct ResNet"), ("vit_cifar", "ViT/4")):
+        line = row(said, f"- {label}")
+        assert f"(the model: {by_hand(stem)[0]} on the 10,000 CIFAR-10 test images" in line, line

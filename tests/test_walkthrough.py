@@ -353,7 +353,7 @@ def test_streamlit_walkthrough(
     streamlit_settled(page)
     page.get_by_role("button", name=LABEL.subset).click()
     page.get_by_text(MEAN_OVER).first.wait_for(timeout=ANALYSIS_MS)
-    page.get_by_text(f"Top-1 accuracy on {SUBSET} CIFAR-10 test images").wait_for(timeout=REDRAW_MS)
+    page.get_by_text(f"Top-1 accuracy on these {SUBSET} CIFAR-10 test images").wait_for(timeout=REDRAW_MS)
     streamlit_settled(page)
     page.get_by_role("button", name=LABEL.alternet_export).click()
     offered = page.get_by_role("button", name=f"Download {ALTERNET_ZIP}")

@@ -165,10 +165,11 @@ def placement_status(placement: Placement) -> str:
 
 
 def accuracy_markdown(run: LabRun) -> str:
-    """Top-1 accuracy per model on the subset, saying why it is chance-level with random weights."""
-    lines = [f"**Top-1 accuracy on {run.images} CIFAR-10 test images** (balanced, chance is 10%):"]
-    for result, accuracy, is_random in zip(run.results, run.accuracy or [], run.random):
-        why = " — chance level: the weights are random" if is_random else ""
+    """Top-1 accuracy per model on the subset beside the model's own (on all the test images), saying why it is
+    chance-level with random weights."""
+    lines = [f"**Top-1 accuracy on these {run.images} CIFAR-10 test images** (balanced, chance is 10%):"]
+    for result, accuracy, is_random, quoted in zip(run.results, run.accuracy or [], run.random, run.quoted):
+        why = " — chance level: the weights are random" if is_random else (f" (the model: {quoted})" if quoted else "")
         lines.append(f"- {result.label}: **{100 * accuracy:.1f}%**{why}")
     return "\n".join(lines)
 

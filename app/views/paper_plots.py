@@ -450,12 +450,14 @@ def point_label(label: str) -> str:
 
 def corruption_figure(results: dict[str, dict]) -> go.Figure:
     """Fig 12b: mean corrupted accuracy against clean accuracy (left, labelled points) and accuracy by
-    severity, 0 being clean (right), in percent."""
+    severity, 0 being clean (right), in percent, on the figure's own test images."""
+    counts = {data["images"] for data in results.values() if data.get("images")}
+    on = f", on these {counts.pop():,} images" if len(counts) == 1 else ""
     fig = make_subplots(
         rows=1,
         cols=2,
         horizontal_spacing=0.12,
-        subplot_titles=["Corrupted against clean accuracy", "Accuracy by severity"],
+        subplot_titles=[f"Corrupted against clean accuracy{on}", "Accuracy by severity"],
     )
     clean = [100 * data["clean_accuracy"] for data in results.values()]
     corrupted = [100 * data["mean_accuracy"] for data in results.values()]

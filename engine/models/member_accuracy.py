@@ -5,6 +5,7 @@ images where they are stored (`X.correct.npz`), else its sidecar's; a member wit
 
     accuracy = member_accuracy(bundled_path("preact_resnet", {}))
     accuracy.short()      # '88.1% (mean of 3 seeds)'
+    accuracy.quoted()     # '88.1% on the 10,000 CIFAR-10 test images, mean of 3 seeds': the number to quote
     accuracy.detailed()   # '88.1% (87.9, 88.3, 88.1 over seeds 0, 1, 2)'
     trained_summary(path) # 'trained here: 40 epochs, 88.1% CIFAR-10 test accuracy, mean of 3 seeds'
 """
@@ -82,6 +83,16 @@ class MemberAccuracy:
     def seeds(self) -> str:
         """'mean of 3 seeds', or '' for one run."""
         return f"mean of {len(self.runs)} seeds" if len(self.runs) > 1 else ""
+
+    @property
+    def images(self) -> int | None:
+        """How many test images the accuracy is over, where its per-image bits are stored (10,000)."""
+        return None if self.runs[0].correct is None else len(self.runs[0].correct)
+
+    def quoted(self) -> str:
+        """The number to quote for the model: '88.1% on the 10,000 CIFAR-10 test images, mean of 3 seeds'."""
+        over = f"on the {self.images:,} CIFAR-10 test images" if self.images else "CIFAR-10 test accuracy"
+        return f"{100 * self.mean:.1f}% {over}" + (f", {self.seeds}" if self.seeds else "")
 
     def short(self) -> str:
         """'88.1% (mean of 3 seeds)', or '87.9%' for one run."""

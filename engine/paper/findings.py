@@ -29,7 +29,7 @@ from ..data.cifar_subset import subset
 from ..errors import EngineError
 from ..models.checkpoint import read_meta
 from ..models.cifar_family import bundled_path
-from ..models.member_accuracy import trained_summary
+from ..models.member_accuracy import member_accuracy, trained_summary
 from ..models.placement import PAPER_DEPTHS, buildup_sequence
 from ..models.registry import ASSETS, LoadedModel, create_model
 
@@ -85,6 +85,17 @@ def shown_weights(key: str, run: dict) -> str:
     if member in members() and not run.get("random_weights") and run.get("checkpoint") == bundled_checkpoint(member):
         return bundled_summary(member) or measured_with(run)
     return measured_with(run)
+
+
+def quoted_accuracy(key: str, run: dict) -> str | None:
+    """The one accuracy to quote for a stored run's model, where it measured member `key`'s bundled checkpoint:
+    '88.1% on the 10,000 CIFAR-10 test images, mean of 3 seeds'; None for random weights, an older checkpoint or a
+    pair of models (similarity's 'step6:step0')."""
+    member = key
+    if member not in members() or run.get("random_weights") or run.get("checkpoint") != bundled_checkpoint(member):
+        return None
+    accuracy = member_accuracy(bundled_member(member))
+    return None if accuracy is None else accuracy.quoted()
 
 
 def outdated(section: dict) -> dict[str, tuple[str, str]]:

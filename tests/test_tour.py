@@ -36,6 +36,23 @@ from tests.test_streamlit import streamlit_url  # noqa: F401  (the real Streamli
 MODELS = ["resnet50", "vit_tiny_patch16_224"]
 
 
+def test_the_compare_tabs_counts_end_in_the_tours_verdict():
+    """Figs 8 and 9's counts under the Compare tab end in the line that heads the tour's step on the same results."""
+    from app.views.evidence import high_frequency_here, variance_here
+
+    holds = result(KINDS, [1, 0.5, 2, 1, 3, 5, 4], [0, -1, 1, 0, 2, 3, 1])
+    fails = result(KINDS, [1, 2, 1, 3, 2, 1, 5], [0, 1, 0, 1, 0, 0, 2])
+    for counted, value in ((variance_here, "variance"), (high_frequency_here, "high_freq")):
+        for results in ([holds], [fails], [holds, fails]):
+            last = counted(results).splitlines()[-1]
+            head = unit_verdict(results, value).text.split(":")[0]
+            assert last.startswith(head) and last.endswith("."), (last, head)
+    assert variance_here([holds]).endswith(
+        "✅ **Holds here**: MSAs lower the feature-map variance (3 of 3 units over "
+        "1 model); Convs raise the feature-map variance (2 of 2 units over 1 model)."
+    )
+
+
 def test_unit_verdicts_follow_the_counts():
     holds = result(KINDS, [1, 0.5, 2, 1, 3, 5, 4], [0, -1, 1, 0, 2, 3, 1])
     fails = result(KINDS, [1, 2, 1, 3, 2, 1, 5], [0, 1, 0, 1, 0, 0, 2])
@@ -43,7 +60,12 @@ def test_unit_verdicts_follow_the_counts():
     said = unit_verdict([holds], "variance").text  # per claim: the paper, here (per model), the verdict and its rule
     assert (
         "**Here**: MSA units lower it in: Toy 3 of 3" in said
-        and "**Here**: Conv/MLP units raise it in: Toy 2 of 2" in said
+        and "**Here**: MLP units raise it in: Toy 2 of 2" in said  # named by what the model has
+    )
+    convs = result([k.replace("mlp", "conv") for k in KINDS], [1, 0.5, 2, 1, 3, 5, 4], [0, -1, 1, 0, 2, 3, 1])
+    assert "**Here**: Conv units raise it in: Toy 2 of 2" in unit_verdict([convs], "variance").text
+    assert (
+        "**Here**: Conv/MLP units raise it in: Toy 2 of 2; Toy 2 of 2" in unit_verdict([holds, convs], "variance").text
     )
     assert "Rule: in every trained model, most MSA units lower it (image mean)" in said
     assert (

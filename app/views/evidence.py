@@ -21,8 +21,7 @@ def _units(count: Count, kind: str, verb: str) -> str:
 
 def others_named(result: ModelResult) -> str:
     """The model's other units by what it has: 'Conv' (a ResNet), 'MLP' (a ViT), 'Conv/MLP' (an AlterNet)."""
-    kinds = {block.kind for block in result.blocks}
-    return "/".join(name for kind, name in (("conv", "Conv"), ("mlp", "MLP")) if kind in kinds) or "Conv"
+    return claims.others_named({block.kind for block in result.blocks})
 
 
 def _model_line(result: ModelResult, lower_msa: Count, raise_others: Count) -> str:
@@ -51,7 +50,12 @@ def variance_here(results: list[ModelResult]) -> str:
     lines = [
         _model_line(r, (e := Evidence.of(working(r))).msa_lower_variance, e.others_raise_variance) for r in results
     ]
-    return "**Here**, the variance:\n" + "\n".join(lines) + stored_spread(results, "variance")
+    return (
+        "**Here**, the variance:\n"
+        + "\n".join(lines)
+        + stored_spread(results, "variance")
+        + verdict_line(results, "variance")
+    )
 
 
 def high_frequency_here(results: list[ModelResult]) -> str:
@@ -61,7 +65,12 @@ def high_frequency_here(results: list[ModelResult]) -> str:
         _model_line(r, (e := Evidence.of(working(r))).msa_lower_high_frequency, e.others_raise_high_frequency)
         for r in results
     ]
-    return "**Here**, the high-frequency amplitude:\n" + "\n".join(lines) + stored_spread(results, "high_freq")
+    return (
+        "**Here**, the high-frequency amplitude:\n"
+        + "\n".join(lines)
+        + stored_spread(results, "high_freq")
+        + verdict_line(results, "high_freq")
+    )
 
 
 def distance_here(result: ModelResult) -> str:
@@ -182,12 +191,29 @@ def stored_spread(results: list[ModelResult], value: str) -> str:
     return "\n\n**How stable, over the bundled test subset**:\n" + "\n".join(lines) if lines else ""
 
 
+def _unit_parts(results: list[ModelResult], value: str) -> list[claims.Verdict]:
+    """The MSA and the other units' verdicts of Fig 8 (`value` "high_freq") or Fig 9 ("variance") on `results`."""
+    models = [claims.Counted(r.label, r.random_weights, Evidence.of(r), others_named(r)) for r in results]
+    return [claims.unit_verdict(models, value, which) for which in ("msa", "others")]
+
+
+def verdict_line(results: list[ModelResult], value: str) -> str:
+    """The counts' last line, as the tour heads the same step: whether the figure's claims hold on these results
+    ('◐ Half holds here: MSAs are low-pass filters ✅, Convs are high-pass filters ❌'), or why they are not tested."""
+    parts = _unit_parts(results, value)
+    tested = [v for v in parts if v.outcome != claims.NOT_TESTED]
+    if not tested:
+        return "\n\n**Not tested here**: no trained model on screen has such units (random weights are shown apart)."
+    _, head = headline(parts)
+    named = "" if ":" in head else ": " + "; ".join(f"{v.claim} ({v.number})" for v in tested)
+    return f"\n\n{head}{named}."
+
+
 def unit_verdict(results: list[ModelResult], value: str) -> Verdict:
     """Figs 8 (`value` "high_freq") and 9 ("variance") on the results on screen (engine.paper.claims.unit_verdict):
     holds where, in every trained model, most MSA units lower the value and most Conv/MLP units raise it;
     random-weight models are shown apart and never counted."""
-    models = [claims.Counted(r.label, r.random_weights, Evidence.of(r)) for r in results]
-    found = [claims.unit_verdict(models, value, which) for which in ("msa", "others")]
+    found = _unit_parts(results, value)
     if all(v.outcome == claims.NOT_TESTED and not v.apart for v in found):
         return _said(None, [])
     holds, head = headline(found)

@@ -137,6 +137,13 @@ class Counted:
     label: str
     random: bool
     counts: object  # has msa_lower_variance, others_raise_variance, ... each with .changed and .units
+    others: str = "Conv/MLP"  # its units other than MSAs, by what it has (others_named)
+
+
+def others_named(kinds: set[str]) -> str:
+    """A model's units other than MSAs by what it has: 'Conv' (a ResNet), 'MLP' (a ViT), 'Conv/MLP' (an AlterNet
+    with MLPs, or several models together)."""
+    return "/".join(name for kind, name in (("conv", "Conv"), ("mlp", "MLP")) if kind in kinds) or "Conv"
 
 
 UNIT_CLAIMS = {  # (value, which units): (claim, figure, the paper's statement, the count's attribute, verb)
@@ -180,6 +187,9 @@ def unit_verdict(models: list[Counted], value: str, which: str) -> Verdict:
     in every trained model that has such units, most of them change the value the paper's way on the mean over
     the images. Random-weight models are listed apart and never counted."""
     claim, figure, paper, attribute, verb = UNIT_CLAIMS[(value, which)]
+    if which == "others":  # named by what the counted models have: 'Conv units raise it' for ResNets alone
+        had = {kind.lower() for m in models if getattr(m.counts, attribute).units for kind in m.others.split("/")}
+        verb = verb.replace("Conv/MLP", others_named(had))
     rule = f"in every trained model, most {verb.split(' units')[0]} units {verb.split('units ')[1]} (image mean)"
     seen, apart, holds = [], [], True
     for model in models:

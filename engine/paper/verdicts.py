@@ -13,7 +13,7 @@ import json
 import numpy as np
 
 from . import buildup, unit_spread
-from .claims import APART, FAILS, HOLDS, NO_DIFFERENCE, NOT_TESTED, Counted, Verdict, unit_verdicts
+from .claims import APART, FAILS, HOLDS, NO_DIFFERENCE, NOT_TESTED, Counted, Verdict, others_named, unit_verdicts
 from .findings import STORE, member_label, unpack_bits
 from .map_verdicts import map_verdicts
 from .paired import PairedDifference, in_words, paired, points
@@ -300,7 +300,7 @@ def figure_verdicts(name: str, section: dict | None) -> list[Verdict]:
 
 def stored_units() -> list[Counted]:
     """The stored per-unit spreads of the trained members, as counted models."""
-    return [Counted(s.label, False, s) for s in unit_spread.stored().values()]
+    return [Counted(s.label, False, s, others_named({u.kind for u in s.units})) for s in unit_spread.stored().values()]
 
 
 def all_verdicts() -> list[Verdict]:

@@ -21,6 +21,7 @@ from app.gradio_ui import alternet as alternet_panel
 from app.gradio_ui import dataset as dataset_panel
 from app.gradio_ui import paper as findings_panel
 from app.gradio_ui import tour as tour_panel
+from app.gradio_ui.api_defaults import ApiDefaults
 from app.gradio_ui.cache_files import write_images_whole
 from app.gradio_ui.compare import Compare
 from app.gradio_ui.errors import SHOW_REFUSALS
@@ -131,6 +132,7 @@ def main() -> None:
                     queue=lambda: explorer.demo._queue,
                     proxies=proxies,
                     files=explorer.files,
+                    fill=ApiDefaults.of(explorer.demo),
                 )
             ]
         },

@@ -173,6 +173,7 @@ def setting(name: str, default: float) -> float:
 MAX_JSON_BYTES = 5 * 2**20
 MAX_JSON_DEPTH = 32  # Gradio's own bodies nest 5 deep
 RUNS = re.compile(r"/(run|api|call|component_server)(/|$)|/queue/join/?$")  # POST routes that run a function
+NAMED_CALL = re.compile(r"/(?:run|call)/(?:v2/)?(?P<api>[A-Za-z0-9_]+)/?$")  # a REST call of an API by name
 CANCELS = re.compile(r"/(cancel|reset)/?$")  # gradio_client's job.cancel() posts both
 
 
@@ -541,7 +542,9 @@ class RequestGuard(UploadGuard):
     - on a route that runs a function, a visitor with `fairness` requests already waiting in `queue()` or running
       is told to wait (429); a REST request whose client hangs up has its work stopped at the next `stop_point`,
       and so has a queued event its client cancels;
-    - the uploaded files a session names are noted in `files`, to be deleted when its page closes."""
+    - the uploaded files a session names are noted in `files`, to be deleted when its page closes;
+    - a REST call by API name that leaves off trailing values gets their defaults (`fill`: api, values -> values),
+      so a script written before a parameter was added keeps working."""
 
     def __init__(
         self,
@@ -553,9 +556,11 @@ class RequestGuard(UploadGuard):
         proxies: Proxies | None = None,
         upload_limits: UploadLimits = UploadLimits(),
         files: SessionFiles | None = None,
+        fill: Callable[[str, list], list] = lambda api, values: values,
     ) -> None:
         super().__init__(app, uploads.size, bodies, proxies, upload_limits)
         self.uploads, self.queue, self.fairness, self.files = uploads, queue, fairness, files
+        self.fill = fill
         self.running: list[Work] = []  # requests let through to a function and not yet answered
         self.reading = 0  # bytes of the bodies being read
 
@@ -587,6 +592,11 @@ class RequestGuard(UploadGuard):
                 CANCELLED.popitem(last=False)
         if not RUNS.search(scope["path"]):
             return await self.app(scope, _replay(body, receive), send)
+        named = NAMED_CALL.search(scope["path"])
+        if named and isinstance(data, dict) and isinstance(sent := data.get("data"), list):
+            if (filled := self.fill(named["api"], sent)) is not sent:
+                body = json.dumps({**data, "data": filled}).encode()
+                scope = {**scope, "headers": _with_length(scope.get("headers") or [], len(body))}
         session = data.get("session_hash") if isinstance(data, dict) else None
         work = Work((scope.get("client") or ("",))[0], session if isinstance(session, str) else None)
         if self.files is not None:
@@ -702,6 +712,11 @@ def _content_length(scope) -> int | None:
         return int(value) if value is not None else None
     except ValueError:
         return None
+
+
+def _with_length(headers: list[tuple[bytes, bytes]], length: int) -> list[tuple[bytes, bytes]]:
+    """`headers` with their content-length set to `length` (a body rewritten)."""
+    return [(k, v) for k, v in headers if k.lower() != b"content-length"] + [(b"content-length", str(length).encode())]
 
 
 def _replay(body: bytes, receive):

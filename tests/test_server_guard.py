@@ -141,6 +141,21 @@ def test_a_sample_photo_and_an_upload_are_still_analyzed(server: Server, sample_
     assert status == 200 and len(out[0]["models"]) == 1  # and a lone model name is one name, not letters
 
 
+def test_a_rest_call_with_the_values_documented_before_newer_parameters_gets_their_defaults(
+    server: Server, sample_photo: Path
+):
+    """A script written when /analyze took five values (or two, or three) is answered as if it sent the defaults
+    of the rest; one more left off than has a default is still refused."""
+    photo = upload(server.url, "cat.jpg", sample_photo.read_bytes())
+    for sent in ([photo, ["vit_cifar"], "random", "Saliency", None], [photo, ["vit_cifar"], "random"]):
+        status, out = call(server.url, "analyze", sent)
+        assert status == 200 and out[0]["models"][0]["name"] == "vit_cifar", (sent, out)
+        model = out[0]["models"][0]
+        assert ("maps" in model) == (len(sent) == 5) and "faithfulness" not in str(model.get("maps")), model.keys()
+    status, out = call(server.url, "analyze", [photo])
+    assert status != 200 or "needed: 6, got: 1" in str(out), out  # the models have no default
+
+
 def rss_mb(pid: int) -> float:
     fields = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines())
     return int(fields["VmRSS"].split()[0]) / 1024

@@ -21,6 +21,8 @@ from typing import Any, Iterator
 
 import plotly.graph_objects as go
 
+from app.server.settings import SETTINGS
+
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome")
 START_S = 90.0  # a Chromium that has not opened its page by then will not
 DRAW_S = 120.0  # one figure, waiting for the browser included: a big figure draws in a few seconds
@@ -160,4 +162,4 @@ class ExportBrowser:
             self._stop()
 
 
-EXPORTS = ExportBrowser(float(os.environ.get("VIT_EXPLORER_EXPORT_BROWSER_IDLE_S", 60)))
+EXPORTS = ExportBrowser(SETTINGS.export_browser_idle_s)

@@ -32,6 +32,7 @@ from app.gradio_ui.top import NAMING_SAMPLES, Top
 from app.guard import Proxies, RequestGuard, SessionFiles, Uploads
 from app.logs import configure as configure_logging
 from app.paper_findings import PaperFindings
+from app.server.settings import SETTINGS
 from app.service import SAMPLES, Service
 from app.tabs.alternet import AlterNetTab
 from app.tabs.compare import CompareTab
@@ -46,7 +47,7 @@ CONCURRENCY = 8  # events of one kind in progress at once; their model work take
 MAX_UPLOAD = "50mb"
 SESSION_TTL_S = 3600  # a browser session's stored results are dropped an hour after their last change
 FILE_TTL_S = 3600  # uploaded and generated files are deleted after an hour (checked every 10 minutes)
-SESSIONS_HIGH_MB = float(os.environ.get("VIT_EXPLORER_SESSIONS_HIGH_MB", 4000))  # past it, idle sessions go early
+SESSIONS_HIGH_MB = SETTINGS.sessions_high_mb  # past it, idle sessions go early
 
 
 @dataclass

@@ -28,6 +28,7 @@ from typing import Callable
 import numpy as np
 from PIL import Image
 
+from app.server.settings import SETTINGS
 from engine.errors import shown
 
 log = logging.getLogger("vit_explorer")
@@ -166,10 +167,6 @@ def model_names(value: object, limit: int) -> list[str]:
     return names
 
 
-def setting(name: str, default: float) -> float:
-    return float(os.environ.get(name, default))
-
-
 MAX_JSON_BYTES = 5 * 2**20
 MAX_JSON_DEPTH = 32  # Gradio's own bodies nest 5 deep
 RUNS = re.compile(r"/(run|api|call|component_server)(/|$)|/queue/join/?$")  # POST routes that run a function
@@ -208,8 +205,8 @@ class Fairness:
     # the page's own events: 3 on opening (the banner, the tour, the AlterNet tab's photo), then a new photo's
     # AlterNet models, the Analyze, a map and its quick Stop handlers; at 3, an Analyze pressed soon after
     # opening the page or after a change of the steps was refused
-    per_session: int = int(setting("VIT_EXPLORER_MAX_PER_SESSION", 8))
-    per_address: int = int(setting("VIT_EXPLORER_MAX_PER_ADDRESS", 12))
+    per_session: int = SETTINGS.max_per_session
+    per_address: int = SETTINGS.max_per_address
 
 
 @dataclass(frozen=True)
@@ -217,8 +214,8 @@ class Bodies:
     """Bounds on request bodies while they arrive: each must be whole within `seconds`, and all those the guard
     holds at once take at most `budget` bytes (a new one past it is told to come back)."""
 
-    seconds: float = setting("VIT_EXPLORER_BODY_SECONDS", 30)
-    budget: int = int(setting("VIT_EXPLORER_BODY_BUDGET_MB", 200) * 2**20)
+    seconds: float = SETTINGS.body_seconds
+    budget: int = SETTINGS.bytes(SETTINGS.body_budget_mb)
     largest: int = MAX_JSON_BYTES
     nesting: int = MAX_JSON_DEPTH
 
@@ -244,9 +241,7 @@ class Proxies:
     ranges; none unless set), so that every visitor behind them is counted as one visitor and nobody else can
     pose as another."""
 
-    trusted: tuple[Network, ...] = field(
-        default_factory=lambda: networks(os.environ.get("VIT_EXPLORER_TRUSTED_PROXIES", ""))
-    )
+    trusted: tuple[Network, ...] = field(default_factory=lambda: networks(SETTINGS.trusted_proxies))
 
     def trusts(self, address: str) -> bool:
         try:
@@ -278,8 +273,8 @@ class UploadLimits:
     """Bounds on uploads: bytes one visitor (address) may upload per minute, and the bytes of uploads the server
     holds (Gradio's upload folder; the uploads Streamlit keeps in memory)."""
 
-    per_minute: int = int(setting("VIT_EXPLORER_UPLOAD_MB_PER_MINUTE", 150) * 2**20)
-    folder: int = int(setting("VIT_EXPLORER_UPLOAD_FOLDER_MB", 2000) * 2**20)
+    per_minute: int = SETTINGS.bytes(SETTINGS.upload_mb_per_minute)
+    folder: int = SETTINGS.bytes(SETTINGS.upload_folder_mb)
 
 
 class UploadMeter:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
-import os
 import re
 import tempfile
 import threading
@@ -28,6 +27,7 @@ from PIL import Image
 import engine
 from app.guard import Uploads, model_names, refuse, stoppable
 from app.server.hosts import runner_for_this_host
+from app.server.settings import SETTINGS
 from app.server.turns import Turns
 from app.server.work import ModelThread, Runner
 from app.units import switched_off, unit_label, unit_name
@@ -43,7 +43,6 @@ from engine.analyses.budget import (
     forward_seconds,
     give_back,
     limit_arenas,
-    request_budget,
     sized_batch,
 )
 from engine.analyses.dataset_curves import IMAGE_SUFFIXES, DatasetCurves, image_names
@@ -63,14 +62,13 @@ OFFLINE_MODELS = ("preact_resnet", "alternet", "vit_cifar")  # offline: the CIFA
 MAX_MODELS = 4
 MAX_DATASET_IMAGES = 500  # per ZIP in the app; `python -m engine curves` has no limit
 MAX_DATASET_BYTES = 50 * 2**20
-MAX_PARAMETERS = int(os.environ.get("VIT_EXPLORER_MAX_PARAMS", 350_000_000))  # ViT-L/16 has 304 M
-MAX_CACHED_BYTES = int(float(os.environ.get("VIT_EXPLORER_CACHE_MB", 3000)) * 2**20)  # loaded models' weights kept
-MAX_MEGAPIXELS = float(os.environ.get("VIT_EXPLORER_MAX_MEGAPIXELS", 200))  # decoded per dataset request
-DECODING = engine.PixelBudget(float(os.environ.get("VIT_EXPLORER_DECODE_MEGAPIXELS", 100)) * 1e6)  # in flight
+MAX_PARAMETERS = SETTINGS.max_params
+MAX_CACHED_BYTES = SETTINGS.bytes(SETTINGS.cache_mb)
+MAX_MEGAPIXELS = SETTINGS.max_megapixels
+DECODING = engine.PixelBudget(SETTINGS.decode_megapixels * 1e6)  # in flight
 DECODED_SIDE = 1024  # a JPEG photo is decoded at the smallest scale keeping its shorter side this long
-MAX_UNPACKED_BYTES = int(float(os.environ.get("VIT_EXPLORER_ZIP_MB", 1000)) * 2**20)  # a ZIP's images, unpacked
-REQUEST_SECONDS = float(os.environ.get("VIT_EXPLORER_REQUEST_SECONDS", 300))  # a dataset request stops past this,
-# and a map expected to take longer (from its model's timed pass) is refused
+MAX_UNPACKED_BYTES = SETTINGS.bytes(SETTINGS.zip_mb)
+REQUEST_SECONDS = SETTINGS.request_seconds  # a map expected to take longer (from its model's timed pass) is refused
 OVERTIME = 2.0  # a map that has computed this many times REQUEST_SECONDS (its estimate was wrong) is stopped
 AUTO = "auto"  # pretrained online; offline, bundled checkpoints where they exist, else random
 WEIGHT_MODES = (AUTO, "pretrained", "random")
@@ -129,7 +127,7 @@ def memory_budget(loaded: engine.LoadedModel) -> int:
     on the CPU, the server's request budget (VIT_EXPLORER_REQUEST_MB)."""
     if loaded.device.type == "cuda":
         return torch.cuda.get_device_properties(loaded.device).total_memory // 2
-    return request_budget()
+    return SETTINGS.bytes(SETTINGS.request_mb)
 
 
 def map_key(method: str, target: object, steps: object = None) -> MapKey:

@@ -19,14 +19,15 @@ from contextlib import asynccontextmanager
 
 from streamlit import config, runtime
 
-from app.guard import UploadGuard, setting
+from app.guard import UploadGuard
+from app.server.settings import SETTINGS
 
 log = logging.getLogger("vit_explorer")
 UPLOAD_ROUTE = re.compile(r"/_stcore/upload_file/([^/]+)/")
 # bytes of uploads one page session may hold: its photo, the camera's photo and a dataset zip, each within
 # server.maxUploadSize (50 MB), with room for one being replaced
-SESSION_UPLOADS = int(setting("VIT_EXPLORER_SESSION_UPLOAD_MB", 160) * 2**20)
-SWEEP_S = setting("VIT_EXPLORER_SESSION_SWEEP_S", 30)
+SESSION_UPLOADS = SETTINGS.bytes(SETTINGS.session_upload_mb)
+SWEEP_S = SETTINGS.session_sweep_s
 # One record per server process, kept by the middleware and read by the pages' runs: Streamlit gives a page's
 # script no handle on its server's middleware (st.cache_resource, its shared store, warns outside a script's run).
 REFUSED: OrderedDict[str, str] = OrderedDict()  # page session: why its last upload was refused, not yet said

@@ -248,11 +248,6 @@ def amount(size: int) -> str:
     return f"{size / 2**30:.1f} GB" if size >= 2**30 else f"{size / MB:.0f} MB"
 
 
-def request_budget() -> int:
-    """Bytes a request may use beyond the weights: VIT_EXPLORER_REQUEST_MB (default 1,500)."""
-    return int(float(os.environ.get("VIT_EXPLORER_REQUEST_MB", 1500)) * MB)
-
-
 _LIBC = ctypes.CDLL(ctypes.util.find_library("c") or None) if os.name == "posix" else None
 M_ARENA_MAX = -8  # glibc's mallopt parameter
 

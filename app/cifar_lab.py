@@ -95,8 +95,9 @@ class CifarLab:
 
     @on_model_thread
     def analyze_subset(self, placement: Placement, count: int, report: Report | None = None) -> LabRun:
-        """Every model on `count` balanced subset images: curves averaged, top-1 accuracy."""
-        report = report or (lambda fraction, message: None)
+        """Every model on `count` balanced subset images: curves averaged, top-1 accuracy; other visitors' jobs go
+        between its batches (their hooks act on their own passes only)."""
+        report = self.service.boundary(report)
         images, labels = subset()
         chosen = balanced(count)
         pictures, truth = list(images[chosen]), labels[chosen]

@@ -9,9 +9,10 @@ their figures and captions, and recomputing them on the service's model thread.
 
 from __future__ import annotations
 
+import copy
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Callable
 
@@ -250,6 +251,12 @@ class PaperFindings:
         name, options = members()[key]
         return self.service.load(name, self.service.weights_for(name, **options), **options)
 
+    def own_model(self, key: str) -> LoadedModel:
+        """Member `key` for a recompute alone: a copy of the cached model (a few MB), since the recompute lets other
+        visitors' jobs go between its batches and the loss landscape moves the weights it reads in place."""
+        loaded = self.model(key)
+        return replace(loaded, module=copy.deepcopy(loaded.module))
+
     @on_model_thread
     def recompute(self, name: str, images: int | None = None, report: Report | None = None) -> dict:
         """Analysis `name` of the figure members (and the pairs, for similarity) on `images` subset images."""
@@ -258,14 +265,14 @@ class PaperFindings:
         if images is not None and not 10 <= images <= MAX_IMAGES:
             raise EngineError(f"choose 10 to {MAX_IMAGES} images, not {images}")
         runs = [(key, None) for key in FIGURE_MEMBERS] + (list(PAIRS) if name == "similarity" else [])
-        report = report or (lambda fraction, message: None)
+        report = self.service.boundary(report)  # other visitors' jobs go between its batches; a Stop ends it there
         step = iter(range(len(runs)))
 
         def progress(label: str):
             index = next(step)
             return lambda done, total: report((index + done / total) / len(runs), f"{label}: {done}/{total}")
 
-        return compute(name, runs, self.model, images, progress)
+        return compute(name, runs, lru_cache(maxsize=None)(self.own_model), images, progress)
 
     def photo_noise(self, image: ImageInput, report: Report | None = None) -> go.Figure:
         """Fig 2b for one photo: the drop of each model's top-1 probability under noise, band by band (the photo

@@ -138,6 +138,35 @@ def test_a_closed_pages_uploads_and_exports_are_deleted_with_it(output_dir: Path
         assert not Path(photo["path"]).exists() and not export.parent.exists() and other.exists()
 
 
+@pytest.mark.parametrize(
+    "long_job",
+    [("/alternet_subset", ("s2:4,s3:2,s3:4,s3:6,s4:2,s4:4", 1000)), ("/paper_noise", (1000,))],
+    ids=["alternet-subset", "paper-recompute"],
+)
+def test_a_plain_analysis_goes_between_the_batches_of_another_visitors_long_job(
+    server: Server, sample_photo: Path, long_job: tuple[str, tuple]
+):
+    """A teacher averages the AlterNet tab over 1,000 test images or recomputes a Paper figure; a student's plain
+    analysis, asked once that has begun, is answered while it still runs (it waits for a batch, not for the job)."""
+    from gradio_client import Client, handle_file
+
+    api, args = long_job
+    teacher = Client(server.url, headers={"x-forwarded-for": "198.51.100.60"}, verbose=False)
+    student = Client(server.url, headers={"x-forwarded-for": "198.51.100.61"}, verbose=False)
+    job = teacher.submit(*args, api_name=api)
+    deadline = time.monotonic() + 300
+    while job.status().code.name != "PROGRESS":  # its first batches are computing
+        assert not job.done() and time.monotonic() < deadline, job.status()
+        time.sleep(0.2)
+    asked = time.monotonic()
+    answer = student.predict(handle_file(str(sample_photo)), ["vit_cifar"], "random", api_name="/analyze")
+    waited = time.monotonic() - asked
+    running = not job.done()
+    job.cancel()
+    assert answer["models"][0]["name"] == "vit_cifar"
+    assert running, f"{api} ended before the student's analysis was answered ({waited:.1f} s)"
+
+
 def test_a_session_that_analyzed_a_phone_photo_keeps_under_5_mb(tmp_path: Path):
     """What a page keeps (its runs) after a 12-megapixel photo on two models: their inputs and measurements, not
     the photo (36 MB decoded)."""

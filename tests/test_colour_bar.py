@@ -10,10 +10,11 @@ import numpy as np
 import pytest
 from plotly.colors import get_colorscale, hex_to_rgb, unlabel_rgb
 
+from app import export
 from app.service import AUTO, ModelRun, Service
 from app.views import alt_text
-from app.views.attention import DISPLAY_SIZE, MEAN, ViewOptions, overlay, render
-from app.views.colour_bar import DIVERGING, MARGIN, STRIP, number
+from app.views.attention import ATTENTION, DISPLAY_SIZE, MEAN, UNITS, ViewOptions, lookup_table, overlay, render
+from app.views.colour_bar import DIVERGING, MARGIN, STRIP, TYPE_PX, Scale, _font, _tick_rows, number, with_colour_bar
 
 
 @pytest.fixture(scope="module")
@@ -83,3 +84,23 @@ def test_integrated_gradients_is_drawn_signed_with_its_attributions_on_the_bar(r
     row = bar_row(image)
     assert np.abs(row[MARGIN] - blue).max() <= 3 and np.abs(row[-MARGIN - 1] - red).max() <= 3
     assert (raw < 0).any() and (raw > 0).any()  # a real signed map: both colours are in use
+
+
+def test_a_bar_in_type_for_paper_keeps_its_numbers_apart_and_its_unit_whole():
+    """At the handout's type (export.BAR_PX, for a map printed 40 mm wide), a signed scale whose ends would run into
+    its middle puts 'against' and 'for' in a row under the numbers, and a unit too long for a line takes two; on
+    screen the strip is as it was."""
+    grey, table = np.full((DISPLAY_SIZE, DISPLAY_SIZE, 3), 128, np.uint8), lookup_table(DIVERGING)
+    signed = Scale(-0.00123, 0.00123, UNITS["Integrated Gradients"], signed=True)
+    plain = Scale(0.0, 0.00123, UNITS["Integrated Gradients"])
+    assert with_colour_bar(grey, signed, table).shape[0] == DISPLAY_SIZE + STRIP  # on screen: as before
+    assert _tick_rows(signed, _font(TYPE_PX), DISPLAY_SIZE, 4) == [signed.ticks()]
+    big = export.BAR_PX
+    assert _tick_rows(signed, _font(big), DISPLAY_SIZE, 4) == [("-0.00123", "0", "0.00123"), ("against", "", "for")]
+    row = round(15 * big / TYPE_PX)  # a row of ticks at that size
+    heights = [with_colour_bar(grey, scale, table, big).shape[0] for scale in (signed, plain)]
+    assert heights[0] == heights[1] + row > DISPLAY_SIZE + STRIP
+    long, short = (Scale(0.0, 1.0, UNITS[m]) for m in (ATTENTION, "Grad-CAM"))  # two lines, one
+    assert with_colour_bar(grey, long, table, big).shape[0] - with_colour_bar(grey, short, table, big).shape[0] == (
+        round(14 * big / TYPE_PX)
+    )

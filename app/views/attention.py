@@ -15,7 +15,7 @@ from PIL import Image
 from plotly.colors import sample_colorscale, unlabel_rgb
 
 from app.service import IG_DEFAULT_STEPS, ModelRun
-from app.views.colour_bar import DIVERGING, Scale, with_colour_bar
+from app.views.colour_bar import DIVERGING, TYPE_PX, Scale, with_colour_bar
 from engine.results import AttributionMap
 
 COLORMAPS = ("inferno", "viridis", "turbo", "jet", "hot", "greys_r")
@@ -266,10 +266,12 @@ def enlarge(image: np.ndarray, size: int = DISPLAY_SIZE) -> np.ndarray:
     return np.asarray(Image.fromarray(image).resize((width, height), Image.BICUBIC))
 
 
-def render(run: ModelRun, options: ViewOptions, colormap: str, opacity: float) -> tuple[np.ndarray, str]:
-    """The selected map over the image the model saw (enlarged for display) with its colour bar, and its caption,
-    which ends with what the colours mean. An empty map (the same value everywhere: nothing to show) leaves the
-    image as it is, and the caption says so."""
+def render(
+    run: ModelRun, options: ViewOptions, colormap: str, opacity: float, bar_px: int = TYPE_PX
+) -> tuple[np.ndarray, str]:
+    """The selected map over the image the model saw (enlarged for display) with its colour bar (its numbers
+    `bar_px` high: larger for a map printed small), and its caption, which ends with what the colours mean. An
+    empty map (the same value everywhere: nothing to show) leaves the image as it is, and the caption says so."""
     selected = select_map(run, options)
     image, values = enlarge(run.image), np.asarray(selected.values, dtype=np.float32)
     empty = values.size == 0 or float(values.max()) <= float(values.min())
@@ -280,4 +282,4 @@ def render(run: ModelRun, options: ViewOptions, colormap: str, opacity: float) -
     drawn = overlay(image, values, colormap, opacity, selected.signed)
     table = lookup_table(DIVERGING if selected.signed else colormap)
     caption = ". ".join(filter(None, [selected.caption, size_note(run), scale.words()]))
-    return with_colour_bar(drawn, scale, table), caption
+    return with_colour_bar(drawn, scale, table, bar_px), caption

@@ -32,9 +32,9 @@ from app.views.attention import (
     select_map,
 )
 from app.views.checks import check_line, checked, with_check
+from app.views.evidence import known_classes
 from engine.analyses.attributions import METHODS
-from engine.errors import EngineError, shown
-from engine.models.registry import get_spec
+from engine.errors import shown
 from engine.results import ModelResult
 
 LOOKS_KEPT_S = 3600  # a run's latest restyle is kept this long (a map computed meanwhile is drawn in it)
@@ -162,16 +162,6 @@ def image_name(image: object) -> str:
     if isinstance(image, dict):
         image = image.get("orig_name") or image.get("path") or ""
     return Path(str(image)).name if image else ""
-
-
-def known_classes(name: str) -> str:
-    """The line under the top-5 of a model that knows few classes (CIFAR-10's ten), naming them; "" for ImageNet's
-    thousand or a model the registry cannot name."""
-    try:
-        labels = get_spec(name).labels()
-    except (EngineError, ValueError):
-        return ""
-    return text.KNOWN_CLASSES.format(count=len(labels), names=", ".join(labels)) if len(labels) <= 100 else ""
 
 
 def top5(result: ModelResult) -> dict[str, float]:

@@ -7,7 +7,10 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from app.units import lesion_of
+from app.views import texts as text
 from engine.analyses.logit_lens import LogitLensResult
+from engine.errors import EngineError
+from engine.models.registry import get_spec
 from engine.paper import claims, unit_spread
 from engine.paper.claims import Count, Evidence
 from engine.results import ModelResult
@@ -71,6 +74,16 @@ def high_frequency_here(results: list[ModelResult]) -> str:
         + stored_spread(results, "high_freq")
         + verdict_line(results, "high_freq")
     )
+
+
+def known_classes(name: str) -> str:
+    """The line under the top-5 of a model that knows few classes (CIFAR-10's ten), naming them; "" for ImageNet's
+    thousand or a model the registry cannot name. On screen and in the handout."""
+    try:
+        labels = get_spec(name).labels()
+    except (EngineError, ValueError):
+        return ""
+    return text.KNOWN_CLASSES.format(count=len(labels), names=", ".join(labels)) if len(labels) <= 100 else ""
 
 
 def distance_here(result: ModelResult) -> str:

@@ -1,11 +1,13 @@
 """Exports for teaching: every figure as PNG (2x, titled with the models and their weights, sized for
 a projector) and SVG, each attention or Grad-CAM overlay as PNG, and a teaching pack: one ZIP with
 the figures, the inputs as each model saw them, the maps, the analysis JSON, a per-block CSV and a
-one-page HTML handout that opens from the unpacked folder without a server.
+handout: HTML that opens from the unpacked folder without a server, and its print on A4 (handout.pdf: three
+pages for one photo).
 
     python -m app.export IMAGE... --model NAME [--model NAME ...] [--weights auto] --out pack.zip
 
-Static images come from plotly's own exporter (kaleido), which drives a Chromium or Chrome (export_browser.py).
+Static images come from plotly's own exporter (kaleido), which drives a Chromium or Chrome (export_browser.py); the
+same browser prints the handout.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import argparse
 import csv
 import io
 import json
+import math
 import re
 import zipfile
 from dataclasses import dataclass, field
@@ -30,18 +33,33 @@ from engine.models.placement import Placement
 from engine.results import Analysis, ModelResult
 
 from .cifar_lab import LabRun
-from .export_browser import EXPORTS, ExportError, browser_path
+from .export_browser import EXPORTS, ExportError, browser_path, print_pdf
 from .service import ModelRun
 from .units import lesion_of
 from .views import alt_text, evidence, figures
 from .views import texts as text
-from .views.attention import ViewOptions, render
+from .views.attention import DISPLAY_SIZE, ViewOptions, render
 from .views.checks import with_check
 
 LENS_FIGURE = "logit-lens"
 WIDTH, HEIGHT, SCALE = 1200, 700, 2  # PNGs are 2400 x 1400: sharp on a projector
 SUBTITLE_CHARS = 130  # a subtitle line's length at the exported size
 REFERENCE = 'Park & Kim, "How Do Vision Transformers Work?", ICLR 2022 (arXiv:2202.06709)'
+
+# The handout, printed on A4 (handout.pdf): a page of maps per photo, then two of curves
+PT_MM = 25.4 / 72  # a typographic point in millimetres
+MAP_MM, INPUT_MM = 40, 26  # a map's and its input's printed width: four models' maps and words hold on a page
+BAR_PX = math.ceil(8 * PT_MM / MAP_MM * DISPLAY_SIZE)  # a map's colour-bar numbers, 8 pt on paper (32 px of 448)
+PRINT_FONT = 13  # a handout figure's type, in px of its layout: 7 pt or more at its printed width
+SPECTRUM_PX, SPECTRUM_MM = (460, 250), 92  # Fig 2a, two across the page
+FIGURE_PX, FIGURE_MM = (500, 420), 100  # Figs 8 and 9 and the logit lens, beside what they show
+PRINT_SCALE = 3  # the handout's figures at about 400 dpi
+CURVE_PAGES = 2  # Fig 2a and Fig 8; Fig 9, the logit lens and the data
+
+
+def handout_pages(photos: int) -> int:
+    """The printed handout's length: a page of maps and predictions per photo, then the curves' pages."""
+    return photos + CURVE_PAGES
 
 
 def weights_line(results: list[ModelResult]) -> str:
@@ -146,6 +164,23 @@ def blocks_csv(results: list[ModelResult]) -> bytes:
     return buffer.getvalue().encode()
 
 
+def compare_figures(
+    results: list[ModelResult],
+    log_y: bool = True,
+    shaded: int = 0,
+    lenses: list[LogitLensResult | None] | None = None,
+) -> dict[str, tuple[go.Figure, list[ModelResult]]]:
+    """Every figure of the compare view as on screen, by file stem, with the results it draws: Fig 2a per model,
+    Fig 8, Fig 9 (the variance axis, and whose MSA and subsampling spans are shaded), and with `lenses` (one
+    photo's) the logit lens."""
+    out = {f"fig2a-{slug(r.name)}": (figures.fourier_spectrum(r), [r]) for r in results}
+    out["fig8-high-frequency"] = (figures.high_frequency(results, shaded), results)
+    out["fig9-variance"] = (figures.variance(results, log_y, shaded), results)
+    if lenses and any(lenses):
+        out[LENS_FIGURE] = (figures.answer_curve(results, lenses, shaded), results)
+    return out
+
+
 def paper_figures(
     results: list[ModelResult],
     log_y: bool = True,
@@ -153,20 +188,54 @@ def paper_figures(
     lenses: list[LogitLensResult | None] | None = None,
     measured: str = "",
 ) -> dict[str, go.Figure]:
-    """Every figure of the compare view, by file stem, titled for slides: Fig 2a per model, Fig 8, Fig 9,
-    drawn as on screen (the variance axis, and whose MSA and subsampling spans are shaded), and with
-    `lenses` (one photo's) the logit lens; each subtitle says what it was `measured` on ('on cat.jpg'), where
-    given, before the models and their weights."""
+    """Every figure of the compare view (compare_figures), by file stem, titled for slides; each subtitle says what
+    it was `measured` on ('on cat.jpg'), where given, before the models and their weights."""
+    return {
+        name: titled(fig, " · ".join(filter(None, [measured, weights_line(shown)])))
+        for name, (fig, shown) in compare_figures(results, log_y, shaded, lenses).items()
+    }
 
-    def titled_for(fig: go.Figure, shown: list[ModelResult]) -> go.Figure:
-        return titled(fig, " · ".join(filter(None, [measured, weights_line(shown)])))
 
-    out = {f"fig2a-{slug(r.name)}": titled_for(figures.fourier_spectrum(r), [r]) for r in results}
-    out["fig8-high-frequency"] = titled_for(figures.high_frequency(results, shaded), results)
-    out["fig9-variance"] = titled_for(figures.variance(results, log_y, shaded), results)
-    if lenses and any(lenses):
-        out[LENS_FIGURE] = titled_for(figures.answer_curve(results, lenses, shaded), results)
+def for_print(fig: go.Figure, size: tuple[int, int]) -> go.Figure:
+    """A copy of `fig` laid out `size` px for the printed handout, its type PRINT_FONT px throughout: printed at
+    its width in the handout (SPECTRUM_MM, FIGURE_MM), 7 pt or more."""
+    out = go.Figure(fig)
+    lines = (out.layout.title.text or "").count("<br>") + 1
+    line = round(1.3 * (PRINT_FONT + 1))  # a title line's height; plotly raises a title by its lines after the first
+    out.update_layout(
+        width=size[0],
+        height=size[1],
+        font={"size": PRINT_FONT},
+        title={
+            "font": {"size": PRINT_FONT + 1},
+            "y": 1,
+            "yref": "container",
+            "yanchor": "top",
+            "pad": {"t": 6 + line * (lines - 1)},
+        },
+        margin={"l": 58, "r": 16, "t": 14 + line * lines, "b": 40},
+        legend={"font": {"size": PRINT_FONT}},
+    )
     return out
+
+
+def handout_figures(
+    results: list[ModelResult],
+    log_y: bool = True,
+    shaded: int = 0,
+    lenses: list[LogitLensResult | None] | None = None,
+) -> dict[str, go.Figure]:
+    """The handout's figures (compare_figures), each laid out for its place on the printed page."""
+    return {
+        name: for_print(fig, SPECTRUM_PX if name.startswith("fig2a") else FIGURE_PX)
+        for name, (fig, _) in compare_figures(results, log_y, shaded, lenses).items()
+    }
+
+
+def print_images(figs: list[go.Figure]) -> list[bytes]:
+    """PNG bytes of every figure at its own layout size (for_print), PRINT_SCALE times, from one browser."""
+    with EXPORTS.open() as browser:
+        return [browser.image(fig, "png", fig.layout.width, fig.layout.height, PRINT_SCALE) for fig in figs]
 
 
 def measured_on(photos: list[str]) -> str:
@@ -242,6 +311,7 @@ class Picture:
     input_path: str
     map_path: str
     caption: str
+    check: str = ""  # its check's title and line, where the map shown was checked
 
 
 def teaching_pack(
@@ -257,7 +327,8 @@ def teaching_pack(
     """The pack for `results` (curves, averaged over the images) and `runs` (per image, per model: the input
     as the model saw it and its map, drawn with that model's `views` entry: the layer, head or rollout chosen
     on screen; default its last layer, head mean). Figs 8 and 9 as on screen (`log_y`, `shaded`; None: the model
-    with MSA blocks, figures.msa_model)."""
+    with MSA blocks, figures.msa_model). The handout as HTML and as the PDF Chromium prints of it (handout.pdf,
+    handout_pages long), its figures laid out for paper under handout/."""
     pack = Pack()
     shaded = figures.msa_model(results) if shaded is None else shaded
     lenses = [run.lens for run in runs[0]] if len(runs) == 1 else None  # one photo's lens
@@ -265,19 +336,25 @@ def teaching_pack(
     with zipfile.ZipFile(io.BytesIO(figures_zip(figs))) as archive:
         for name in archive.namelist():
             pack.files[f"figures/{name}"] = archive.read(name)
+    printed = handout_figures(results, log_y, shaded, lenses)
+    for name, data in zip(printed, print_images(list(printed.values()))):
+        pack.files[f"handout/{name}.png"] = data
     pictures = []
     for image_name, image_runs in zip(image_names, runs):
         for slot, run in enumerate(image_runs):
             stem = f"{slug(image_name)}-{slug(run.result.name)}"
             view = (views[slot] if views and slot < len(views) else None) or ViewOptions()
-            overlay, caption = render(run, view, colormap, 0.6)
-            caption = alt_text.plain(with_check(caption, run, view))  # its check's line where it was checked
+            overlay, caption = render(run, view, colormap, 0.6, BAR_PX)  # its colour bar readable on paper
+            check = alt_text.plain(with_check(caption, run, view)[len(caption) :])  # where it was checked
             pack.files[f"inputs/{stem}.png"] = png(run.image)
             pack.files[f"maps/{stem}.png"] = png(overlay)
-            pictures.append(Picture(image_name, run.result, f"inputs/{stem}.png", f"maps/{stem}.png", caption))
+            paths = f"inputs/{stem}.png", f"maps/{stem}.png"
+            pictures.append(Picture(image_name, run.result, *paths, alt_text.plain(caption), check))
     pack.files["analysis.json"] = json.dumps(Analysis(results, device).to_json(), indent=1).encode()
     pack.files["blocks.csv"] = blocks_csv(results)
-    pack.files["handout.html"] = handout(results, figs, pictures, image_names, lenses).encode()
+    pack.files["handout.html"] = handout(results, printed, pictures, image_names, lenses).encode()
+    shown = {name: data for name, data in pack.files.items() if not name.startswith("figures/")}  # what it shows
+    pack.files["handout.pdf"] = print_pdf(shown, "handout.html")
     return pack
 
 
@@ -287,34 +364,47 @@ def markdown(source: str) -> str:
     return MarkdownIt().render(source)
 
 
+def sentence(words: str) -> str:
+    """`words` ending with one full stop."""
+    return words.rstrip().rstrip(".") + "."
+
+
 def _top5(result: ModelResult) -> str:
     rows = "".join(f"<li>{escape(p.label)}: {p.probability:.2%}</li>" for p in result.predictions[0])
     return f"<ol class='top5'>{rows}</ol>"
 
 
 def _picture(picture: Picture) -> str:
-    """One model on one image (its own run): input and map, the random-weights warning where it applies,
-    the map's caption, the top-5 and the attention distance here."""
+    """One model on one image (its own run): input and map, then its name and weights, the random-weights warning
+    where it applies, the map's caption and its check, the top-5 with the classes the model knows where they are
+    few (the CIFAR models' ten), and the attention distance here."""
     r = picture.result
     warning = f"<p class='warning'>{escape(text.RANDOM_PRINT)}</p>" if r.random_weights else ""
+    line = picture.check.removeprefix(text.CHECK_TITLE).strip()
+    check = f"<p class='check'><b>{escape(text.CHECK_TITLE)}</b> {escape(sentence(line))}</p>" if line else ""
+    classes = evidence.known_classes(r.name)
+    distance = evidence.distance_here(r)
+    said = " ".join(filter(None, [picture.caption, picture.check]))
     return (
-        f"<figure><img src='{picture.input_path}' alt='{escape(alt_text.photo(picture.image_name), quote=True)}'>"
-        f"<img src='{picture.map_path}' alt='{escape(alt_text.map_of(text.MAP_TITLE, picture.caption), quote=True)}'>"
-        f"{warning}"
-        f"<figcaption><b>{escape(r.label)}</b> on {escape(picture.image_name)}: {escape(picture.caption)}."
-        f"{_top5(r)}{escape(evidence.distance_here(r))}</figcaption></figure>"
+        f"<figure><img class='input' src='{picture.input_path}' "
+        f"alt='{escape(alt_text.photo(picture.image_name), quote=True)}'>"
+        f"<img class='map' src='{picture.map_path}' alt='{escape(alt_text.map_of(text.MAP_TITLE, said), quote=True)}'>"
+        f"<figcaption><p class='model'><b>{escape(r.label)}</b> on {escape(picture.image_name)} · "
+        f"{escape(r.weights)}</p>{warning}<p>{escape(sentence(picture.caption))}</p>{check}"
+        f"<div class='predictions'><b>Top-5:</b> {_top5(r)}"
+        f"{f' <span class=classes>{escape(classes)}</span>' if classes else ''}</div>"
+        f"{f'<p>{escape(distance)}</p>' if distance else ''}</figcaption></figure>"
     )
 
 
-def _wide(name: str, figs: dict[str, go.Figure]) -> str:
-    """Figure `name` across the page, its text alternative saying what it found."""
-    return f"<img class='wide' src='figures/{name}.png' alt='{escape(alt_text.of(figs[name]), quote=True)}'>"
+def _figure(name: str, figs: dict[str, go.Figure], kind: str = "curve") -> str:
+    """Handout figure `name` (handout/), its text alternative saying what it found."""
+    return f"<img class='{kind}' src='handout/{name}.png' alt='{escape(alt_text.of(figs[name]), quote=True)}'>"
 
 
-def _lens_section(
-    results: list[ModelResult], lenses: list[LogitLensResult | None] | None, figs: dict[str, go.Figure]
-) -> str:
-    return f"{markdown(text.LENS)}{_wide(LENS_FIGURE, figs)}{markdown(evidence.lens_here(results, lenses or []))}"
+def _beside(name: str, figs: dict[str, go.Figure], said: str) -> str:
+    """Figure `name` with what these models show (Markdown) beside it."""
+    return f"<div class='beside'>{_figure(name, figs)}<div>{markdown(said)}</div></div>"
 
 
 def handout(
@@ -324,39 +414,74 @@ def handout(
     image_names: list[str],
     lenses: list[LogitLensResult | None] | None = None,
 ) -> str:
-    """A one-page HTML handout: the maps as chosen on screen with each model's top-5, the figures with the
-    explanation texts and what these models show, every file by relative path; nothing about the app's
-    controls."""
-    rows = "".join(_picture(p) for p in pictures)
-    spectra = "".join(_wide(name, figs) for name in figs if name.startswith("fig2a"))
-    weights = "".join(
-        f"<li><b>{escape(r.label)}</b>: {escape(r.weights)}"
-        f"{f' <span class=warning>{escape(text.RANDOM_PRINT)}</span>' if r.random_weights else ''}</li>"
-        for r in results
-    )
-    images = ", ".join(map(escape, image_names))
-    averaged = f" Curves averaged over the {len(image_names)} images." if len(image_names) > 1 else ""
+    """The handout in HTML, for A4 paper (handout_pages pages, each begun by a <section>): per photo a page of the
+    maps as chosen on screen with each model's top-5; then the figures (`figs`: handout_figures, drawn under
+    handout/) with the explanation texts and what these models show. Every file by relative path; nothing about
+    the app's controls."""
+    photos = []
+    for number, name in enumerate(image_names):
+        rows = "".join(_picture(p) for p in pictures if p.image_name == name)
+        head = (
+            f"{markdown(text.COMPARE_ABOUT)}"
+            if number == 0
+            else f"<h2>Predictions and where each model looks, on {escape(name)}</h2>"
+        )
+        photos.append(f"<section>{_header(image_names) if number == 0 else ''}{head}{rows}</section>")
+    spectra = "".join(_figure(name, figs, "spectrum") for name in figs if name.startswith("fig2a"))
+    lens = LENS_FIGURE in figs
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>How do vision transformers work? Handout</title>
-<style>body{{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;line-height:1.45}}
-img.wide{{width:100%}} figure{{display:inline-block;margin:0 1em 1em 0;width:320px;vertical-align:top}}
-figure img{{width:155px;image-rendering:pixelated;margin-right:4px}} figcaption{{font-size:.85em}}
-.top5{{margin:.3em 0;padding-left:1.4em}} .warning{{color:#9a3412;font-weight:600;font-size:.85em;margin:.2em 0}}
-.reference{{color:#555;font-size:.9em}}</style></head><body>
-<h1>How do vision transformers work?</h1>
-<p class="reference">After {escape(REFERENCE)}. Made with the ViT explorer on {images}.{averaged}</p>
-<h2>Models and weights</h2><ul>{weights}</ul>
-{markdown(text.COMPARE_ABOUT)}<div>{rows}</div>
-{markdown(text.FOURIER)}{spectra}
-{markdown(text.HIGH_FREQUENCY_ABOUT)}{_wide("fig8-high-frequency", figs)}
-{markdown(evidence.high_frequency_here(results))}
-{markdown(text.VARIANCE)}{_wide("fig9-variance", figs)}
-{markdown(evidence.variance_here(results))}
-{_lens_section(results, lenses, figs) if LENS_FIGURE in figs else ""}
+<style>{HANDOUT_CSS}</style></head><body>
+{"".join(photos)}
+<section>{markdown(text.FOURIER)}<div class="spectra">{spectra}</div>
+{markdown(text.HIGH_FREQUENCY_ABOUT)}{_beside("fig8-high-frequency", figs, evidence.high_frequency_here(results))}
+</section>
+<section>{markdown(text.VARIANCE)}{_beside("fig9-variance", figs, evidence.variance_here(results))}
+{f"{markdown(text.LENS)}{_beside(LENS_FIGURE, figs, evidence.lens_here(results, lenses or []))}" if lens else ""}
 <h2>Data</h2><p>Every value: <a href="analysis.json">analysis.json</a> (the app's JSON) and
-<a href="blocks.csv">blocks.csv</a> (one row per model and block). Vector figures: the .svg files
-beside the PNGs in the folder figures.</p>
+<a href="blocks.csv">blocks.csv</a> (one row per model and block). Figures for slides, as PNG and SVG: the
+folder figures.</p></section>
 </body></html>
+"""
+
+
+def _header(image_names: list[str]) -> str:
+    """The handout's title, its reference and what it was made on (each model's weights come with its maps)."""
+    images = ", ".join(map(escape, image_names))
+    averaged = f" Curves averaged over the {len(image_names)} images." if len(image_names) > 1 else ""
+    return (
+        "<h1>How do vision transformers work?</h1>"
+        f"<p class='reference'>After {escape(REFERENCE)}. Made with the ViT explorer on {images}.{averaged}</p>"
+    )
+
+
+HANDOUT_CSS = f"""
+@page {{size: A4; margin: 9mm 10mm}}
+body {{font-family: system-ui, sans-serif; font-size: 8pt; line-height: 1.3; color: #111; max-width: 190mm;
+  margin: 0 auto; font-variant-ligatures: none}}
+@media screen {{body {{margin: 2em auto; padding: 0 1em}}}}
+section + section {{break-before: page}}
+h1 {{font-size: 14pt; margin: 0 0 1mm}}
+h2 {{font-size: 10.5pt; margin: 3mm 0 1mm; break-after: avoid}}
+p, ul, ol {{margin: 0 0 1.2mm}}
+ul {{padding-left: 4mm}}
+.reference {{color: #444}}
+figure {{display: flex; gap: 3mm; margin: 0 0 2.5mm; break-inside: avoid}}
+figure img.input {{width: {INPUT_MM}mm; height: {INPUT_MM}mm; image-rendering: pixelated}}
+figure img.map {{width: {MAP_MM}mm; align-self: flex-start}}
+figcaption {{flex: 1; font-size: 7.5pt; line-height: 1.25}}
+figcaption p, .predictions {{margin: 0 0 .7mm}}
+ol.top5 {{display: inline; margin: 0; padding: 0; list-style: none; counter-reset: top}}
+ol.top5 li {{display: inline; counter-increment: top}}
+ol.top5 li::before {{content: counter(top) ". "}}
+ol.top5 li + li::before {{content: " · " counter(top) ". "}}
+.classes {{color: #444}}
+.warning {{color: #9a3412; font-weight: 600}}
+.spectra {{display: grid; grid-template-columns: 1fr 1fr; gap: 2mm 4mm; margin-bottom: 2mm}}
+img.spectrum {{width: {SPECTRUM_MM}mm; break-inside: avoid}}
+.beside {{display: flex; gap: 4mm; align-items: flex-start}}
+img.curve {{width: {FIGURE_MM}mm; flex: none; break-inside: avoid}}
+.beside ul {{margin-top: 0}}
 """
 
 

@@ -5,6 +5,9 @@ or stops answering gives an ExportError naming what happened, and the next expor
 
     with EXPORTS.open() as browser:
         png = browser.image(figure, "png", 1200, 700, 2)
+
+A handout's PDF is printed by the same browser executable, one headless run per handout (print_pdf), within
+PRINT_S.
 """
 
 from __future__ import annotations
@@ -13,10 +16,13 @@ import asyncio
 import atexit
 import os
 import shutil
+import signal
 import subprocess
+import tempfile
 import threading
 from concurrent.futures import TimeoutError as FutureTimeout
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, Iterator
 
 import plotly.graph_objects as go
@@ -27,6 +33,7 @@ BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stab
 START_S = 90.0  # a Chromium that has not opened its page by then will not
 DRAW_S = 120.0  # one figure, waiting for the browser included: a big figure draws in a few seconds
 CLOSE_S = 10.0  # a browser that has not closed by then is terminated
+PRINT_S = 90.0  # one handout printed to PDF, the browser's start included: it takes a few seconds
 
 
 class ExportError(Exception):
@@ -43,6 +50,64 @@ def browser_path() -> str:
             "BROWSER_PATH to the browser's executable"
         )
     return path
+
+
+def _end(process: subprocess.Popen) -> None:
+    """End `process` and every process it started (its own session's group), if any is left."""
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    process.wait()
+
+
+def print_pdf(files: dict[str, bytes], page: str, timeout: float = PRINT_S) -> bytes:
+    """The HTML file `page` of `files` (each by its relative path: the page and the images it shows) printed to
+    PDF by headless Chromium, from a temporary folder holding them all, with the page's own print CSS (its @page
+    size and margins) and no header or footer. An ExportError when no browser is found (what to install), when it
+    does not print within `timeout` seconds, or when it prints nothing."""
+    browser = browser_path()
+    with tempfile.TemporaryDirectory(prefix="vit-explorer-print-") as folder:
+        root = Path(folder)
+        for name, data in files.items():
+            path = root / name
+            if root.resolve() not in path.resolve().parents:
+                raise ExportError(f"the handout names a file outside its folder: {name!r}")
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
+        out = root / "printed.pdf"
+        command = [
+            browser,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-extensions",
+            "--no-first-run",
+            f"--user-data-dir={root / 'profile'}",  # its own profile: two handouts print at once
+            "--no-pdf-header-footer",
+            f"--print-to-pdf={out}",
+            (root / page).as_uri(),
+        ]
+        log = root / "browser.log"  # a file, not a pipe: a helper process the browser leaves may hold a pipe open
+        with log.open("wb") as said:
+            process = subprocess.Popen(command, stdout=said, stderr=said, start_new_session=True, cwd=root)
+            try:
+                process.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                raise ExportError(
+                    f"the browser did not print the handout to PDF within {timeout:.0f} s; try again"
+                ) from None
+            finally:
+                _end(process)  # and any helper process it left behind
+        if process.returncode != 0 or not out.is_file() or out.stat().st_size == 0:
+            last = log.read_text(errors="replace").strip().splitlines()[-1:]
+            raise ExportError(
+                f"the browser could not print the handout to PDF (exit status {process.returncode}"
+                + "".join(f": {line[:200]}" for line in last)
+                + ")"
+            )
+        return out.read_bytes()
 
 
 class ExportBrowser:

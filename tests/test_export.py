@@ -11,18 +11,21 @@ import sys
 import zipfile
 from pathlib import Path
 
+import numpy as np
 import pytest
 from gradio_client import Client, handle_file
 from PIL import Image
+from pypdf import PdfReader
 
 from app import export
-from app.views.attention import DISPLAY_SIZE
-from app.views.colour_bar import STRIP
+from app.views.attention import ATTENTION, DISPLAY_SIZE, UNITS
+from app.views.colour_bar import STRIP, Scale, with_colour_bar
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.browser  # every export is drawn by Chromium (kaleido)
 MODELS = ["resnet50", "vit_tiny_patch16_224"]
 FIGURE_SIZE = (export.WIDTH * export.SCALE, export.HEIGHT * export.SCALE)
+PRINTED = ("fig2a-resnet50", "fig2a-vit_tiny_patch16_224", "fig8-high-frequency", "fig9-variance")
 
 
 @pytest.fixture(scope="module")
@@ -70,7 +73,14 @@ def test_the_handout_refers_only_to_files_inside_the_pack(pack: zipfile.ZipFile)
         for image in ("cat.jpg", "coffee.jpg")
         for model in MODELS
     }
-    assert expected | {"analysis.json", "blocks.csv", "handout.html"} == names
+    expected |= {f"handout/{stem}.png" for stem in PRINTED}  # the handout's figures, drawn for paper
+    assert expected | {"analysis.json", "blocks.csv", "handout.html", "handout.pdf"} == names
+
+
+def test_the_handout_pdf_has_a_page_of_maps_per_photo_then_the_curves(pack: zipfile.ZipFile):
+    pages = PdfReader(io.BytesIO(pack.read("handout.pdf"))).pages
+    assert len(pages) == export.handout_pages(2) == 4  # cat.jpg's maps, coffee.jpg's, two of curves
+    assert "coffee.jpg" in pages[1].extract_text() and "Fig 9" in pages[3].extract_text()  # no ligature: "coffee"
 
 
 UI_WORDS = re.compile(r"slider|click|legend entry|drop-?down|button|below each|pick (the|another)|tab\b", re.I)
@@ -90,13 +100,32 @@ def test_the_handout_gives_each_panel_its_top5_and_random_warning_and_no_ui_inst
     assert "Here</strong>, the variance" in html and "Mean attention distance here" in html
 
 
+MAP_UNITS = {"resnet50": UNITS["Grad-CAM"], "vit_tiny_patch16_224": UNITS[ATTENTION]}
+
+
+def printed_strip(unit: str) -> int:
+    """The height of the colour bar's strip under a map of the pack, whose numbers are sized for paper."""
+    bar = with_colour_bar(
+        np.zeros((1, DISPLAY_SIZE, 3), np.uint8), Scale(0, 1, unit), np.zeros((256, 3), np.uint8), export.BAR_PX
+    )
+    assert bar.shape[0] - 1 > STRIP  # taller than on screen
+    return bar.shape[0] - 1
+
+
 def test_every_png_decodes_at_its_size_and_svgs_are_svg(pack: zipfile.ZipFile):
     for name in pack.namelist():
         if name.endswith(".png"):
             image = Image.open(io.BytesIO(pack.read(name)))
             image.load()
-            maps = (DISPLAY_SIZE, DISPLAY_SIZE + STRIP)  # the map and its colour bar
-            size = {"figures": FIGURE_SIZE, "inputs": (224, 224), "maps": maps}[name.split("/")[0]]
+            folder, stem = name.split("/")[0], name.rsplit("/", 1)[-1].removesuffix(".png")
+            if folder == "maps":  # the map, and its colour bar in type for paper: its unit on one line or two
+                model = next(model for model in MODELS if stem.endswith(model))
+                size = (DISPLAY_SIZE, DISPLAY_SIZE + printed_strip(MAP_UNITS[model]))
+            elif folder == "handout":
+                width, height = export.SPECTRUM_PX if stem.startswith("fig2a") else export.FIGURE_PX
+                size = (width * export.PRINT_SCALE, height * export.PRINT_SCALE)
+            else:
+                size = {"figures": FIGURE_SIZE, "inputs": (224, 224)}[folder]
             assert image.size == size, name
         elif name.endswith(".svg"):
             assert b"<svg" in pack.read(name)[:400], name

@@ -233,6 +233,7 @@ def test_the_teaching_pack_shows_each_map_as_chosen_on_screen():
     exported = at.session_state["exported"]
     with zipfile.ZipFile(io.BytesIO(exported.data)) as archive:
         html = archive.read("handout.html").decode()
+        assert archive.read("handout.pdf").startswith(b"%PDF")  # and its print (tests/test_handout_pdf.py)
     assert exported.filename == "teaching-pack.zip" and not at.exception
     assert "layer 3/12" in html and "head 2/3" in html and "Grad-CAM of the top-1 class" in html
 

@@ -266,6 +266,7 @@ def test_gradio_tour_deep_link_walk_and_handout(page, server_url: str, sample_ph
         html = archive.read("tour.html").decode()
         assert html.count("<section>") == 8 and "Step 3 of 8" in html and "figures/tour-variance.png" in html
         assert "figures/tour-variance.png" in archive.namelist() and "pictures/tour-patches.png" in archive.namelist()
+        assert archive.read("tour.pdf").startswith(b"%PDF")  # its print: a page per step (tests/test_handout_pdf.py)
         assert "Try this" not in html  # the handout leaves the app's controls out
         assert f"On {sample_photo.name}, analyzed by " in html  # the photo and models the handout reads
 

@@ -175,8 +175,9 @@ class TourTab:
         return pictures.trust_figure([run.result for run in runs], checks), None, Verdict(None, said)
 
     def export(self, runs: list[ModelRun], look: Look = Look(), photo: str = "") -> Download:
-        """Every step as one page of a handout (tour.html), with its figure and picture, in one ZIP; `photo`
-        names the photo analyzed (a user's file name: cut to one short line here, escaped where it is drawn)."""
+        """Every step as one page of a handout (tour.html, and tour.pdf: Chromium's print of it on A4, a page per
+        step), with its figure and picture, in one ZIP; `photo` names the photo analyzed (a user's file name: cut to
+        one short line here, escaped where it is drawn)."""
         if not runs:
             raise problem("Analyze a photo in the Compare tab first: the tour reads its results.")
         photo = one_line(photo) if photo else ""
@@ -184,14 +185,16 @@ class TourTab:
             steps = self.steps(runs, look)
             shown = handout_figures(steps, runs, photo)
             pngs = dict(zip((s.key for s, _ in shown), export.images_of([f for _, f in shown], "png")))
+            files = {f"figures/tour-{key}.png": data for key, data in pngs.items()}
+            for step in steps:
+                if step.image is not None:
+                    files[f"pictures/tour-{step.key}.png"] = export.png(step.image)
+            files["tour.html"] = tour_html(steps, pngs, photo, [run.result.label for run in runs]).encode()
+            files["tour.pdf"] = export.print_pdf(files, "tour.html")
             buffer = io.BytesIO()
             with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-                for key, data in pngs.items():
-                    archive.writestr(f"figures/tour-{key}.png", data)
-                for step in steps:
-                    if step.image is not None:
-                        archive.writestr(f"pictures/tour-{step.key}.png", export.png(step.image))
-                archive.writestr("tour.html", tour_html(steps, pngs, photo, [run.result.label for run in runs]))
+                for name, data in files.items():
+                    archive.writestr(name, data)
         return Download(buffer.getvalue(), "guided-tour.zip")
 
 
@@ -212,9 +215,28 @@ def numbers(verdict: Verdict) -> str:
     return f"<details><summary>{escape(text.NUMBERS)}</summary>{export.markdown(verdict.numbers)}</details>"
 
 
+TOUR_CSS = """
+@page {size: A4; margin: 10mm}
+body {font-family: system-ui, sans-serif; font-size: 8.5pt; line-height: 1.35; color: #111; max-width: 190mm;
+  margin: 0 auto; font-variant-ligatures: none}
+@media screen {body {margin: 2em auto; padding: 0 1em}}
+section + section {break-before: page}
+h1 {font-size: 15pt; margin: 0 0 1mm}
+h2 {font-size: 12pt; margin: 3mm 0 1.5mm}
+p, ul, ol {margin: 0 0 1.5mm}
+ul {padding-left: 5mm}
+img.wide {display: block; width: 100%; max-height: 108mm; object-fit: contain; object-position: left}
+img.pic {display: block; max-width: 100%; max-height: 70mm; margin-bottom: 2mm}
+@media print {
+  details::details-content {content-visibility: visible; display: block}
+  details > summary {list-style: none; font-weight: 600}
+}
+"""
+
+
 def tour_html(steps: list[TourStep], pngs: dict[str, bytes], photo: str = "", models: list[str] | None = None) -> str:
-    """One page per step (a page break between them when printed): claim, figure, picture, verdict; under the
-    title, the photo analyzed and its models."""
+    """One page per step (each printed on a page of its own, A4: TOUR_CSS): claim, figure, picture, verdict, and on
+    paper the numbers folded on screen; under the title, the photo analyzed and its models."""
     read = f"On {escape(photo or 'the photo')}, analyzed by {escape(', '.join(models or []) or 'the models')}. "
     pages = []
     for step in steps:
@@ -228,8 +250,7 @@ def tour_html(steps: list[TourStep], pngs: dict[str, bytes], photo: str = "", mo
         )
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>How do vision transformers work? A guided tour</title>
-<style>body{{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;line-height:1.45}}
-section{{page-break-after:always;margin-bottom:3em}} img.wide{{width:100%}} img.pic{{max-width:100%}}</style>
+<style>{TOUR_CSS}</style>
 </head><body><h1>How do vision transformers work? A guided tour</h1>
 <p>{read}After {escape(export.REFERENCE)}.</p>{"".join(pages)}</body></html>
 """

@@ -201,6 +201,8 @@ def test_a_columns_check_is_its_maps_alone_and_is_said_under_it(sample_photo: Pa
     assert caption.endswith(f"**{text.CHECK_TITLE}** {found.line()}.") and curves.layout.meta["alt"].endswith(
         found.line()
     )
+    lines = curves.layout.title.text.split("<br>")  # whole in a column of four: the model on a line of its own
+    assert lines[-1] == vit.result.label and all(len(line) <= 48 for line in lines), lines
     other = ViewOptions(layer=3)
     assert text.CHECK_TITLE not in tab.view(vit, other, Look())[1] and tab.checked_curves(vit, other) is None
     assert tab.view(vit, shown, Look())[1] == caption  # back on the checked map: its line again

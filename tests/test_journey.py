@@ -234,6 +234,9 @@ class Gradio(Front):
     def curves_offered(self, i: int) -> Locator:
         return self.page.locator(f"#check-curves-{i}")
 
+    def check_offered(self, i: int) -> Locator:
+        return self.page.locator(f"#check-{i}")
+
     def map_image(self, i: int) -> Locator:
         return self.page.locator(f"#view-{i} img").first
 
@@ -422,6 +425,9 @@ class Streamlit(Front):
     def curves_offered(self, i: int) -> Locator:
         return self.column(i).get_by_text(LABEL.check_curves)
 
+    def check_offered(self, i: int) -> Locator:
+        return self.column(i).get_by_role("button", name=LABEL.check_map)
+
     def map_image(self, i: int) -> Locator:
         return self.column(i).locator("[data-testid=stImage] img").first
 
@@ -581,6 +587,7 @@ def check_map(front: Front, photo: Path) -> None:
         r"this map's pixels takes",
         front.seen["check"],
     ), front.seen["check"]
+    expect(front.check_offered(1)).to_be_hidden(timeout=REDRAW_MS)  # a checked map is not offered again
     plot = front.curves(1)
     expect(plot).to_be_visible(timeout=REDRAW_MS)
     expect(plot.locator("svg.main-svg").first).to_have_attribute(
@@ -589,10 +596,13 @@ def check_map(front: Front, photo: Path) -> None:
     front.choose_method(1, "Grad-CAM")  # another map: no line, no curves of the checked one
     expect(front.caption(1)).to_contain_text("Grad-CAM of", timeout=REDRAW_MS)
     expect(front.caption(1)).not_to_contain_text(text.CHECK_TITLE)
+    expect(front.caption(1)).not_to_contain_text("Mean attention distance")  # the model's, not this map's
     expect(front.curves_offered(1)).to_be_hidden(timeout=REDRAW_MS)
+    expect(front.check_offered(1)).to_be_visible(timeout=REDRAW_MS)  # this one can be checked
     front.choose_method(1, PICKED_MAP)  # the checked map again: its line and curves again, nothing computed
     expect(front.caption(1)).to_contain_text(text.CHECK_TITLE, timeout=REDRAW_MS)
     expect(front.curves_offered(1)).to_be_visible(timeout=REDRAW_MS)
+    expect(front.check_offered(1)).to_be_hidden(timeout=REDRAW_MS)
     front.no_exception()
 
 

@@ -1,6 +1,7 @@
 """A compare column's check in Gradio: "Can this map be trusted? Check it" computes the map's deletion and insertion
 against random pixel orders (app.tabs.compare.CompareTab.check) and puts its line under the map, without redrawing
-the map; the curves show only while the map they belong to does (a map never shows another map's check). Its Stop,
+the map; the curves show only while the map they belong to does (a map never shows another map's check), and the
+button only while they do not (each map drawn says which: app.gradio_ui.columns.check_parts). Its Stop,
 shown while it runs, ends it at its next batch and keeps nothing (app.tabs.column_maps.ColumnMaps.stop_check)."""
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from typing import Callable
 
 import gradio as gr
 
-from app.gradio_ui.columns import Slot, with_distance
+from app.gradio_ui.columns import Slot, check_parts
 from app.gradio_ui.errors import user_facing, watched
 from app.gradio_ui.maps import view_options
 from app.gradio_ui.sessions import session
@@ -18,7 +19,6 @@ from app.service import ModelRun
 from app.tabs import problem
 from app.tabs.column_maps import ColumnMaps
 from app.tabs.compare import CompareTab
-from app.views import evidence
 
 
 def checking(tab: CompareTab, columns: ColumnMaps, slot: int) -> Callable:
@@ -43,9 +43,8 @@ def checking(tab: CompareTab, columns: ColumnMaps, slot: int) -> Callable:
         def stopped() -> bool:
             return columns.check_stopped_since(session(request), slot, started)
 
-        caption, curves, line = tab.check(runs[slot], options, watched(progress, request, stopped))
-        distance = evidence.distance_here(runs[slot].result)
-        return with_distance(caption, distance), gr.Accordion(visible=True), curves, line
+        caption, curves, _ = tab.check(runs[slot], options, watched(progress, request, stopped))
+        return [caption, *check_parts(curves)]
 
     return check
 
@@ -60,11 +59,6 @@ def stopping(columns: ColumnMaps, slot: int) -> Callable:
     return stop
 
 
-# The curves' box shown while the caption (the map shown, redrawn by any control) carries the line of the check they
-# draw: run in the browser, as a request per redraw would take one of the page's few places in the queue
-FOLLOWING = """(caption, line) => ({__type__: "update", visible: Boolean(line) && (caption || "").includes(line)})"""
-
-
 def wire(tab: CompareTab, columns: ColumnMaps, slots: list[Slot], state: gr.State, steps: gr.Slider) -> None:
     private = {"queue": False, "api_visibility": "private"}
     for i, slot in enumerate(slots):
@@ -72,11 +66,10 @@ def wire(tab: CompareTab, columns: ColumnMaps, slots: list[Slot], state: gr.Stat
         checked = slot.check.click(
             checking(tab, columns, i),
             [state, steps, *slot.options],
-            [slot.caption, slot.curves_box, slot.curves, slot.curves_line],
+            [slot.caption, *slot.check_parts],
             api_name=f"check_{i}",
             show_progress_on=slot.caption,
         )
         checked.then(lambda: gr.Button(visible=False), None, slot.check_stop, **private)
         slot.check_stop.click(stopping(columns, i), None, slot.check_stop, queue=False, api_name=f"check_stop_{i}")
         slot.check_stop.click(None, js="() => []", cancels=[checked])  # a check still waiting in the queue
-        slot.caption.change(None, [slot.caption, slot.curves_line], slot.curves_box, js=FOLLOWING)

@@ -5,17 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import gradio as gr
+import plotly.graph_objects as go
 
 from app.tabs.compare import Column, attention_controls
 from app.views import alt_text
 from app.views import texts as text
 from app.views.attention import MEAN
 from app.views.texts import LABEL
-
-
-def with_distance(caption: str, distance: str) -> str:
-    """A map's caption, then the column's attention distance line where it has one (after every redraw too)."""
-    return f"{caption}  \n{distance}" if distance else caption
 
 
 @dataclass
@@ -40,9 +36,9 @@ class Slot:
     compute: gr.Button  # after a Stop: compute the map the controls ask for
     check: gr.Button  # how far the map shown can be trusted: its deletion and insertion against random orders
     check_stop: gr.Button  # shown while the check runs
-    curves_box: gr.Accordion
+    curves_box: gr.Accordion  # shown while the map shown has been checked, as the check button is while it has not
     curves: gr.Plot  # the checked map's deletion and insertion curves
-    curves_line: gr.Textbox  # (hidden) their check's line: the curves show while the caption has it
+    distance: gr.Markdown  # the model's attention distance, under its map's controls (not any one map's caption)
     spectrum_column: gr.Column
     spectrum: gr.Plot
 
@@ -65,9 +61,10 @@ class Slot:
             self.not_offered,
             self.lesion,
             self.compute,
+            self.check,
             self.curves_box,
             self.curves,
-            self.curves_line,
+            self.distance,
             self.spectrum_column,
             self.spectrum,
         ]
@@ -87,7 +84,7 @@ class Slot:
             self.view: gr.Image(
                 column.image, label=column.map_title, alt_text=alt_text.map_of(column.map_title, column.caption)
             ),
-            self.caption: with_distance(column.caption, column.distance),
+            self.caption: column.caption,
             self.controls: gr.Group(visible=column.layers > 0),
             self.layer: gr.Slider(
                 1, max(column.layers, 2), value=shown.layer or max(column.layers, 1), step=1, interactive=layer
@@ -99,12 +96,28 @@ class Slot:
             self.not_offered: f"Not offered for this model: {column.not_offered}" if column.not_offered else "",
             self.lesion: gr.Dropdown(choices=column.units, value=column.lesion),
             self.compute: gr.Button(visible=False),
-            self.curves_box: gr.Accordion(visible=column.curves is not None),
-            self.curves: column.curves,
-            self.curves_line: column.checked,
+            **dict(zip(self.check_parts, check_parts(column.curves))),
+            self.distance: gr.Markdown(column.distance, visible=bool(column.distance)),
             self.spectrum_column: gr.Column(visible=True),
             self.spectrum: column.spectrum,
         }
+
+    @property
+    def check_parts(self) -> list[gr.components.Component]:
+        """What check_parts updates: the check button, the curves' box and the curves."""
+        return [self.check, self.curves_box, self.curves]
+
+    @property
+    def drawn(self) -> list[gr.components.Component]:
+        """What a drawn map updates (Maps.draw's order): the map, its caption and its check's parts."""
+        return [self.view, self.caption, *self.check_parts]
+
+
+def check_parts(curves: go.Figure | None) -> list:
+    """The check's parts for the map shown (Slot.check_parts' order): its curves where it has been checked
+    (CompareTab.checked_curves), else the button that checks it."""
+    shown = curves is not None
+    return [gr.Button(visible=not shown), gr.Accordion(visible=shown), curves if shown else gr.skip()]
 
 
 def compare_column(i: int) -> list:
@@ -127,7 +140,6 @@ def compare_column(i: int) -> list:
         check_stop = gr.Button(LABEL.stop_check, size="sm", variant="stop", visible=False, elem_id=f"check-stop-{i}")
         with gr.Accordion(LABEL.check_curves, open=False, visible=False, elem_id=f"check-curves-{i}") as curves_box:
             curves = gr.Plot(show_label=False, elem_id=f"check-plot-{i}")
-        curves_line = gr.Textbox(visible=False)
         method = gr.Dropdown([], label=LABEL.method, elem_id=f"method-{i}")  # how each is made: above the columns
         target = gr.Dropdown([], label=LABEL.target, elem_id=f"target-{i}")
         not_offered = gr.Markdown(elem_classes="caption")
@@ -136,6 +148,7 @@ def compare_column(i: int) -> list:
             with gr.Row():
                 head = gr.Dropdown([MEAN], value=MEAN, label=LABEL.head, min_width=80)
                 rollout = gr.Checkbox(label=LABEL.rollout, min_width=80)
+        distance = gr.Markdown(visible=False, elem_classes="caption", elem_id=f"distance-{i}")
         lesion = gr.Dropdown(
             [], value=[], multiselect=True, label=LABEL.lesion, info=text.LESION, elem_id=f"lesion-{i}"
         )
@@ -160,5 +173,5 @@ def compare_column(i: int) -> list:
         check_stop,
         curves_box,
         curves,
-        curves_line,
+        distance,
     ]

@@ -12,14 +12,14 @@ from typing import Callable
 import gradio as gr
 import numpy as np
 
-from app.gradio_ui.columns import Slot, with_distance
+from app.gradio_ui.columns import Slot, check_parts
 from app.gradio_ui.errors import user_facing, watched
 from app.gradio_ui.sessions import session
 from app.service import IG_DEFAULT_STEPS, MAX_MODELS, ModelRun
 from app.tabs import Problem
 from app.tabs.column_maps import ColumnMaps, stopped_line
 from app.tabs.compare import CompareTab, Look
-from app.views import alt_text, evidence
+from app.views import alt_text
 from app.views import texts as text
 from app.views.attention import ATTENTION, LENS, MEAN, ViewOptions
 
@@ -31,6 +31,9 @@ APPLYING_CONTROLS = f"""(rollout, method) => {{
     return [interactive(attention || method === {json.dumps(LENS)}), interactive(attention),
         interactive(method === {json.dumps(ATTENTION)})];
 }}"""
+
+
+DRAWN = 5  # a drawn map's updates: Slot.drawn
 
 
 def drawn_map(image: np.ndarray, caption: str) -> gr.Image:
@@ -68,10 +71,11 @@ class Maps:
         request: gr.Request | None,
         progress,
         started: float,
-    ) -> tuple[gr.Image, str] | None:
-        """One slot's map as `options` choose it and its caption: from the stored results, or from an attribution
-        computed once for the run (with progress); None when the column was stopped after the request `started`
-        (time.monotonic): by its Stop (whose button said so) or by a newer map asked for (which draws its own)."""
+    ) -> list | None:
+        """One slot's map as `options` choose it, its caption and its check's parts (Slot.drawn): from the stored
+        results, or from an attribution computed once for the run (with progress); None when the column was stopped
+        after the request `started` (time.monotonic): by its Stop (whose button said so) or by a newer map asked for
+        (which draws its own)."""
 
         def stopped() -> bool:
             return self.columns.stopped_since(session(request), slot, started)
@@ -86,7 +90,7 @@ class Maps:
         if stopped():  # done as it was stopped: the Stop's message or the newer map stands
             return None
         self.columns.end(session(request), slot, started)
-        return drawn_map(image, caption), with_distance(caption, evidence.distance_here(runs[slot].result))
+        return [drawn_map(image, caption), caption, *check_parts(self.tab.checked_curves(runs[slot], options))]
 
     def redraw(self, slot: int) -> Callable:
         """The handler re-drawing one slot's map as its controls ask."""
@@ -109,7 +113,7 @@ class Maps:
             options, started = view_options(layer, head, rollout, method, target, steps), time.monotonic()
             look = Look(colormap, opacity)
             drawn = self.draw(runs, slot, options, look, request, progress, started) if slot < len(runs) else None
-            return (gr.skip(),) * 3 if drawn is None else (*drawn, {**views, slot: options})
+            return [gr.skip()] * (DRAWN + 1) if drawn is None else [*drawn, {**views, slot: options}]
 
         return view
 
@@ -135,7 +139,7 @@ class Maps:
                     gr.Warning(f"{runs[i].result.label}: {problem}")
                 if shown is not None:
                     chosen[i] = options
-                drawn += [gr.skip(), gr.skip()] if shown is None else list(shown)
+                drawn += [gr.skip()] * DRAWN if shown is None else shown
             return [*drawn, chosen]
 
         return redraw
@@ -151,10 +155,7 @@ class Maps:
             for i in range(MAX_MODELS):
                 options = view_options(*controls[5 * i : 5 * i + 5], steps)
                 shown = self.tab.restyle(runs[i], options, look) if i < len(runs) else None
-                distance = evidence.distance_here(runs[i].result) if shown else ""
-                drawn += (
-                    [gr.skip(), gr.skip()] if shown is None else [drawn_map(*shown), with_distance(shown[1], distance)]
-                )
+                drawn += [gr.skip(), gr.skip()] if shown is None else [drawn_map(*shown), shown[1]]
             return drawn
 
         return restyle
@@ -211,9 +212,10 @@ class Maps:
         """The handler of one slot's Stop: stop its map work, hide the button, say that the map was not finished
         (the one shown is the previous map) and offer to compute it (a request ending now leaves that offer)."""
 
-        def stop(request: gr.Request) -> tuple[gr.Button, str, gr.Button]:
+        def stop(request: gr.Request) -> list:
             self.columns.stop(session(request), slot)
-            return gr.Button(visible=False), stopped_line(), gr.Button(visible=True)
+            unchecked = [gr.Button(visible=False), gr.Accordion(visible=False), gr.skip()]  # nor a check of the map
+            return [gr.Button(visible=False), stopped_line(), gr.Button(visible=True), *unchecked]
 
         return stop
 
@@ -238,7 +240,7 @@ class Maps:
             [steps.input],
             self.redraw_steps(),
             steps_inputs,
-            [*[c for slot in slots for c in (slot.view, slot.caption)], views],
+            [*[c for slot in slots for c in slot.drawn], views],
             api_name="restyle_steps",
             api_visibility="private",
             show_progress_on=[slot.view for slot in slots],
@@ -247,7 +249,7 @@ class Maps:
         styled.then(self.settled_hides(range(MAX_MODELS)), None, stops_and_computes, **private)
         for i, slot in enumerate(slots):
             inputs = [state, views, colormap, opacity, steps, *slot.options]
-            outputs = [slot.view, slot.caption, views]
+            outputs = [*slot.drawn, views]
             changes = [slot.layer.input, slot.head.input, slot.rollout.input, slot.method.input, slot.target.input]
             # the browser runs a trigger's listeners in the order made, each after the one before has finished:
             # the quick ones (the Stop button, the controls that apply) come before the map, which may take minutes
@@ -282,7 +284,7 @@ class Maps:
                 api_visibility="private",
             )
             asked.then(self.settled_hides(range(i, i + 1)), None, [slot.stop, slot.compute], **private)
-            stop_outputs = [slot.stop, slot.caption, slot.compute]
+            stop_outputs = [slot.stop, slot.caption, slot.compute, *slot.check_parts]
             slot.stop.click(self.hide_stop(i), None, stop_outputs, queue=False, api_name=f"stop_{i}")
             # the page cancels a listener's requests one after the other, each looked up once the one before is
             # cancelled: one listener per request, so that a slow cancel cannot reach a Compute pressed after it.

@@ -100,7 +100,6 @@ class Column:
     classes: list[tuple[str, int]] = field(default_factory=list)  # (label, index) of the classes to explain
     options: ViewOptions = ViewOptions()  # what the map shows: method, class, layer, head, rollout
     curves: go.Figure | None = None  # the map's deletion and insertion curves, once it has been checked
-    checked: str = ""  # that check's line (in the caption too), or ""
 
     def chosen(
         self,
@@ -265,7 +264,6 @@ class CompareTab:
             classes=classes,
             options=options,
             curves=self.checked_curves(run, options),
-            checked=check_line(run, options),
         )
 
     @staticmethod

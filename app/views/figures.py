@@ -363,7 +363,8 @@ def faithfulness_curves(found: Faithfulness, model: str) -> go.Figure:
             marker={"symbol": MODEL_MARKERS[place] if dash == "solid" else "x", "size": 6},
             hovertemplate=f"{name}<br>%{{x:.0f}}% of the pixels: p = %{{y:.3f}}<extra></extra>",
         )
-    title = f"Deletion and insertion · {found.method} · {model}"
+    title = f"Deletion and insertion · {found.method}<br>{model}"  # the model on a line of its own: whole in a column
     layout(fig, title, f"Pixels removed or put back (%), {found.random.fill} fill", f"p({found.label})")
+    fig.update_layout(margin={"t": 64})
     fig.update_yaxes(range=[0, 1.02])
     return described(fig.update_layout(showlegend=True), found.line())

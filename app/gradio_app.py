@@ -19,6 +19,7 @@ from starlette.middleware import Middleware
 from app.cifar_lab import CifarLab
 from app.gradio_ui import alternet as alternet_panel
 from app.gradio_ui import dataset as dataset_panel
+from app.gradio_ui import internals
 from app.gradio_ui import paper as findings_panel
 from app.gradio_ui import tour as tour_panel
 from app.gradio_ui.api_defaults import ApiDefaults
@@ -76,6 +77,7 @@ def build() -> Explorer:
     uploads = Uploads.gradio(tuple(SAMPLES))
     files = SessionFiles(uploads)
     service = Service.start(uploads=uploads)
+    internals.install()  # the guard reads the queued events' visitors and abandonment through the adapter
     write_images_whole()  # two visitors' equal maps, written at once, must not cut each other's download short
     with gr.Blocks(title="ViT explorer", delete_cache=(600, FILE_TTL_S)) as demo:
         gr.Markdown(text.INTRO)
@@ -130,7 +132,7 @@ def main() -> None:
                 Middleware(
                     RequestGuard,
                     uploads=explorer.uploads,
-                    queue=lambda: explorer.demo._queue,
+                    queued=internals.queued_visits(explorer.demo),
                     proxies=proxies,
                     files=explorer.files,
                     fill=ApiDefaults.of(explorer.demo),

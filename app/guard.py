@@ -16,7 +16,6 @@ import json
 import logging
 import os
 import re
-import sys
 import tempfile
 import time
 from collections import OrderedDict, deque
@@ -379,22 +378,21 @@ def stop_point() -> None:
     work = CURRENT.get()
     why = work.stopped if work is not None else None
     if why is None:
-        why = _queued_event_stopped()
+        why = FRAMEWORK.stopped()
     if why:
         raise refuse(why, "the rest of an abandoned request")
 
 
-def _queued_event_stopped() -> str | None:
-    """Why the Gradio queue's event running here must stop, or None."""
-    context = sys.modules.get("gradio.context")  # no Gradio loaded (the CLI, Streamlit): no queued event
-    event_id = context.LocalContext.event_id.get(None) if context else None
-    if not event_id:
-        return None
-    if event_id in CANCELLED:
-        return "stopped: cancelled by the client that asked"
-    queue = getattr(context.LocalContext.blocks.get(None), "_queue", None)
-    mine = [event for event in pending_events(queue) if getattr(event, "_id", None) == event_id]
-    return GONE if mine and not any(event.alive for event in mine) else None
+@dataclass
+class Framework:
+    """What only the front end's framework knows of the work running here, told by its adapter
+    (app.gradio_ui.internals.install): why its queued event must stop, and whom it is for (None: not known)."""
+
+    stopped: Callable[[], str | None] = lambda: None
+    visitor: Callable[[], str | None] = lambda: None
+
+
+FRAMEWORK = Framework()  # nothing known (the CLI, Streamlit, the tests of the service) until an adapter says
 
 
 def visitor() -> str:
@@ -406,9 +404,7 @@ def visitor() -> str:
         return work.address
     if chosen := VISITOR.get():
         return chosen
-    context = sys.modules.get("gradio.context")
-    request = context.LocalContext.request.get(None) if context else None
-    return getattr(getattr(request, "client", None), "host", None) or "local"
+    return FRAMEWORK.visitor() or "local"
 
 
 VISITOR: contextvars.ContextVar[str | None] = contextvars.ContextVar("vit_explorer_visitor", default=None)
@@ -423,19 +419,6 @@ def stoppable(report: Callable[[float, str], None] | None) -> Callable[[float, s
             report(fraction, message)
 
     return checked
-
-
-def pending_events(queue) -> list:
-    """The events Gradio's queue holds, waiting or running."""
-    if queue is None:
-        return []
-    waiting = [event for line in queue.event_queue_per_concurrency_id.values() for event in line.queue]
-    return waiting + [event for job in queue.active_jobs if job for event in job]
-
-
-def _address(event) -> str | None:
-    client = getattr(getattr(event, "request", None), "client", None)
-    return getattr(client, "host", None)
 
 
 class UploadGuard:
@@ -534,7 +517,8 @@ class RequestGuard(UploadGuard):
       does not parse, or nests deeper than `bodies.nesting`, is refused (400);
     - a request naming a file anywhere outside the upload folder is refused (Gradio would copy such a file into
       its cache, whatever it is), with one message for every path;
-    - on a route that runs a function, a visitor with `fairness` requests already waiting in `queue()` or running
+    - on a route that runs a function, a visitor with `fairness` requests already waiting in the framework's queue
+      (`queued`: the session and address of each event in it) or running
       is told to wait (429); a REST request whose client hangs up has its work stopped at the next `stop_point`,
       and so has a queued event its client cancels;
     - the uploaded files a session names are noted in `files`, to be deleted when its page closes;
@@ -545,7 +529,7 @@ class RequestGuard(UploadGuard):
         self,
         app,
         uploads: Uploads,
-        queue=lambda: None,
+        queued: Callable[[], list[tuple[str | None, str | None]]] = lambda: [],
         fairness: Fairness = Fairness(),
         bodies: Bodies = Bodies(),
         proxies: Proxies | None = None,
@@ -554,7 +538,7 @@ class RequestGuard(UploadGuard):
         fill: Callable[[str, list], list] = lambda api, values: values,
     ) -> None:
         super().__init__(app, uploads.size, bodies, proxies, upload_limits)
-        self.uploads, self.queue, self.fairness, self.files = uploads, queue, fairness, files
+        self.uploads, self.queued, self.fairness, self.files = uploads, queued, fairness, files
         self.fill = fill
         self.running: list[Work] = []  # requests let through to a function and not yet answered
         self.reading = 0  # bytes of the bodies being read
@@ -677,8 +661,7 @@ class RequestGuard(UploadGuard):
 
     def busy(self, session: str | None, address: str) -> str | None:
         """Why a new request of this session and address must wait, or None."""
-        queued = [(event.session_hash, _address(event)) for event in pending_events(self.queue())]
-        both = queued + [(work.session, work.address) for work in self.running]
+        both = self.queued() + [(work.session, work.address) for work in self.running]
         mine = sum(1 for s, _ in both if session and s == session)
         here = sum(1 for _, a in both if a == address)
         if mine >= self.fairness.per_session or here >= self.fairness.per_address:

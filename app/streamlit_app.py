@@ -16,7 +16,6 @@ import sys
 from pathlib import Path
 
 import streamlit as st
-from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # `streamlit run` puts app/ first, not the repo
 
@@ -27,6 +26,7 @@ from app.streamlit_guard import CLOSED  # noqa: E402
 from app.streamlit_ui.alternet import alternet_tab  # noqa: E402
 from app.streamlit_ui.compare import analyze, compare_tab  # noqa: E402
 from app.streamlit_ui.dataset import dataset_section  # noqa: E402
+from app.streamlit_ui.internals import session_id  # noqa: E402
 from app.streamlit_ui.lazy import drawn  # noqa: E402
 from app.streamlit_ui.paper import paper_tab, paper_widget  # noqa: E402
 from app.streamlit_ui.photo import digest, photo  # noqa: E402
@@ -43,7 +43,7 @@ state.setdefault("runs", [])
 # whose turn this session's model work takes: its visitor (served by app/streamlit_server.py, the address behind
 # the trusted proxies only); a session seen now is not closed (app/streamlit_guard.Closed)
 VISITOR.set(st.context.ip_address or "local")
-SESSION = run_context.session_id if (run_context := get_script_run_ctx()) is not None else ""
+SESSION = session_id()
 CLOSED.seen(SESSION)
 STYLE = f"""<style>
 .st-key-alternet_steps table {{display: block; overflow-x: auto}}

@@ -17,10 +17,17 @@ import time
 from collections import OrderedDict
 from contextlib import asynccontextmanager
 
-from streamlit import config, runtime
-
 from app.guard import UploadGuard
 from app.server.settings import SETTINGS
+from app.streamlit_ui.internals import (
+    forget,
+    held_bytes,
+    reconnect_seconds,
+    running,
+    session_alive,
+    session_bytes,
+    upload_sessions,
+)
 
 log = logging.getLogger("vit_explorer")
 UPLOAD_ROUTE = re.compile(r"/_stcore/upload_file/([^/]+)/")
@@ -34,25 +41,13 @@ REFUSED: OrderedDict[str, str] = OrderedDict()  # page session: why its last upl
 REFUSALS_KEPT = 1000
 
 
-def held() -> int:
-    """Bytes of every upload Streamlit holds."""
-    stats = runtime.get_instance().uploaded_file_mgr.get_stats()
-    return sum(stat.byte_length for family in stats.values() for stat in family)
-
-
-def held_by(session: str) -> int:
-    """Bytes of the uploads page session `session` holds."""
-    files = dict(runtime.get_instance().uploaded_file_mgr.file_storage.get(session, {}))
-    return sum(len(file.data) for file in files.values())
-
-
 class StreamlitGuard(UploadGuard):
     """UploadGuard in front of Streamlit's app: each visitor counted behind the trusted proxies (so that
     st.context.ip_address is the visitor), their uploads within their bytes a minute and the uploads held, and a
     page session's uploads within SESSION_UPLOADS."""
 
     def __init__(self, app, per_session: int = SESSION_UPLOADS) -> None:
-        super().__init__(app, held)
+        super().__init__(app, held_bytes)
         self.per_session = per_session
 
     def refusal(self, scope, size: int) -> str | None:
@@ -60,7 +55,7 @@ class StreamlitGuard(UploadGuard):
         (Streamlit's uploader itself shows only the status code)."""
         session = UPLOAD_ROUTE.match(scope["path"])
         refused = super().refusal(scope, size)
-        if session and runtime.exists() and held_by(session[1]) + size > self.per_session:
+        if session and session_bytes(session[1]) + size > self.per_session:
             refused = f"a page may hold {self.per_session / 2**20:.0f} MB of uploads: remove one before adding another"
         if refused and session:
             REFUSED[session[1]] = refused
@@ -86,30 +81,26 @@ class Closed:
 
     def sweep(self) -> int:
         """Let go of what the closed sessions hold; the count of sessions let go of."""
-        if not runtime.exists():
+        if not running():
             return 0
-        server = runtime.get_instance()
-        uploads, media = server.uploaded_file_mgr, server.media_file_mgr
-        now, ttl = time.monotonic(), config.get_option("server.disconnectedSessionTTL")
-        for session in list(uploads.file_storage):  # uploads of a session whose page never ran to the end
+        now, ttl = time.monotonic(), reconnect_seconds()
+        for session in upload_sessions():  # uploads of a session whose page never ran to the end
             self.last_active.setdefault(session, now)
         closed = []
         for session, when in list(self.last_active.items()):
-            if server.is_active_session(session):
+            if session_alive(session):
                 self.last_active[session] = now
             elif now - when > ttl:
                 closed.append(session)
-        freed = held()
+        freed = held_bytes()
         for session in closed:
-            uploads.remove_session_files(session)
-            media.clear_session_refs(session)
             del self.last_active[session]
         if closed:
-            media.remove_orphaned_files()
+            forget(closed)
             log.info(
                 "let go of %d closed page session(s): %.1f MB of uploads and their drawn images",
                 len(closed),
-                (freed - held()) / 2**20,
+                (freed - held_bytes()) / 2**20,
             )
         return len(closed)
 

@@ -1,7 +1,7 @@
 """The values an API caller may leave off: Gradio answers a call that sends fewer values than its function has
 inputs with "needed: 6, got: 5", so a script written before a parameter was added would break. Each endpoint's
-trailing parameters that have a Python default are read from its function here (the one place that reads Gradio's
-`Blocks.fns`), for the server's RequestGuard to fill in.
+trailing parameters that have a Python default are read from its function here (the endpoints listed by
+app.gradio_ui.internals), for the server's RequestGuard to fill in.
 
     fill = ApiDefaults.of(demo)        # {"analyze": Trailing(needed=6, defaults=("", "", None, False)), ...}
     fill("analyze", [photo, ["resnet50"]])   # the two values sent, then the four defaults
@@ -13,6 +13,8 @@ import inspect
 from dataclasses import dataclass
 
 import gradio as gr
+
+from app.gradio_ui.internals import endpoints
 
 SPECIAL = ("request", "progress")  # parameters Gradio fills itself (gr.Request, gr.Progress), never inputs
 
@@ -55,10 +57,9 @@ class ApiDefaults:
     @classmethod
     def of(cls, demo: gr.Blocks) -> ApiDefaults:
         found = {}
-        for block_fn in demo.fns.values():
-            if block_fn.api_name and block_fn.fn is not None:
-                if (ends := trailing(block_fn.fn, len(block_fn.inputs))) is not None:
-                    found[str(block_fn.api_name)] = ends
+        for api, fn, inputs in endpoints(demo):
+            if (ends := trailing(fn, inputs)) is not None:
+                found[api] = ends
         return cls(found)
 
     def __call__(self, api: str, values: list) -> list:

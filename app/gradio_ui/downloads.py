@@ -11,10 +11,9 @@ from pathlib import Path
 from typing import Callable
 
 import gradio as gr
-from gradio.context import LocalContext
-from gradio.utils import get_upload_folder
 
 from app.gradio_ui.errors import user_facing
+from app.gradio_ui.internals import request_session, upload_folder
 from app.service import ModelRun
 from app.tabs import Download
 from app.tabs.compare import CompareTab, Look
@@ -31,9 +30,9 @@ def saved(download: Download) -> str:
     """A Download written to a fresh folder inside Gradio's cache, for a gr.File output: Gradio hands that very
     file out (no copy elsewhere). The folder is named for the page's session (its handler's request), so it goes
     when the page's session is dropped (`delete_exports`), and with the rest of Gradio's cache after an hour."""
-    cache = Path(get_upload_folder())
+    cache = Path(upload_folder())
     cache.mkdir(parents=True, exist_ok=True)
-    session = getattr(LocalContext.request.get(None), "session_hash", None)
+    session = request_session()
     path = Path(tempfile.mkdtemp(prefix=exports_prefix(session), dir=cache)) / download.filename
     path.write_bytes(download.data)
     return str(path)
@@ -44,7 +43,7 @@ def delete_exports(session: str) -> int:
     prefix = exports_prefix(session)
     if prefix == exports_prefix(None):
         return 0
-    folders = [folder for folder in Path(get_upload_folder()).glob(f"{prefix}*") if folder.is_dir()]
+    folders = [folder for folder in Path(upload_folder()).glob(f"{prefix}*") if folder.is_dir()]
     for folder in folders:
         shutil.rmtree(folder, ignore_errors=True)
     return len(folders)

@@ -11,8 +11,8 @@ import threading
 from typing import Callable, TypeVar
 
 import gradio as gr
-from gradio.context import LocalContext
 
+from app.gradio_ui.internals import session_gone
 from app.guard import refuse
 from app.tabs import Problem
 
@@ -65,24 +65,13 @@ def user_facing(handler: Handler) -> Handler:
     return run  # type: ignore[return-value]
 
 
-def client_gone(request: gr.Request | None) -> bool:
-    """Whether Gradio's queue has marked this session's running events as abandoned (the page was closed
-    or the client hung up)."""
-    blocks = LocalContext.blocks.get(None)
-    queue = getattr(blocks, "_queue", None)
-    if request is None or queue is None:
-        return False
-    mine = [event for job in queue.active_jobs if job for event in job if event.session_hash == request.session_hash]
-    return bool(mine) and not any(event.alive for event in mine)
-
-
 def watched(progress: gr.Progress, request: gr.Request | None, stopped: Callable[[], bool] | None = None) -> Report:
     """The service's progress report for a handler: shown on the page, and raising Refused (which stops the
     work at a block or batch boundary) once the client has gone away or `stopped()` says the work was stopped
     (a map's column: its Stop, or a newer map asked for)."""
 
     def report(fraction: float, message: str) -> None:
-        if client_gone(request):
+        if session_gone(request):
             raise refuse("stopped: the client that asked went away", "the rest of an abandoned request")
         if stopped is not None and stopped():
             raise refuse("stopped at your request", "work stopped by its user")

@@ -18,18 +18,23 @@ from app.gradio_ui.sessions import session
 from app.service import IG_DEFAULT_STEPS, MAX_MODELS, ModelRun
 from app.tabs import Problem
 from app.tabs.column_maps import ColumnMaps, stopped_line
-from app.tabs.compare import CompareTab, Look
+from app.tabs.compare import CompareTab, Look, attention_controls
 from app.views import alt_text
 from app.views import texts as text
 from app.views.attention import ATTENTION, LENS, MEAN, ViewOptions
+from engine.analyses.attributions import METHODS
 
-# The layer, head and rollout controls enabled where they apply to the map: attention_controls' rule, run in the
-# browser (a request per change would take one of the page's few places in the server's queue, app.guard)
+# The layer, head and rollout controls enabled where they apply to the map: the page model's attention_controls,
+# decided here for every method and applied in the browser (a request per change would take one of the page's few
+# places in the server's queue, app.guard)
+APPLIES = {
+    f"{method}|{str(rollout).lower()}": attention_controls(rollout, method)
+    for method in (ATTENTION, LENS, *METHODS)
+    for rollout in (False, True)
+}
 APPLYING_CONTROLS = f"""(rollout, method) => {{
-    const attention = !rollout && method === {json.dumps(ATTENTION)};
-    const interactive = (on) => ({{__type__: "update", interactive: on}});
-    return [interactive(attention || method === {json.dumps(LENS)}), interactive(attention),
-        interactive(method === {json.dumps(ATTENTION)})];
+    const applies = {json.dumps(APPLIES)}[`${{method}}|${{Boolean(rollout)}}`] || [false, false, false];
+    return applies.map((on) => ({{__type__: "update", interactive: on}}));
 }}"""
 
 

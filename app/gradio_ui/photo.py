@@ -8,9 +8,9 @@ from __future__ import annotations
 import json
 
 import gradio as gr
-from gradio.data_classes import ImageData
 
 from app.gradio_ui.errors import Refusals, page_error
+from app.gradio_ui.internals import ImageData
 from app.guard import refuse
 from app.tabs.compare import not_an_image
 from engine.errors import shown

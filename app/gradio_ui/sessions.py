@@ -12,6 +12,7 @@ from pathlib import Path
 import gradio as gr
 
 from app.gradio_ui.downloads import delete_exports
+from app.gradio_ui.internals import sessions
 from app.guard import SessionFiles
 from engine.analyses.budget import give_back
 
@@ -64,12 +65,12 @@ class Sessions:
         )
 
     def _drop_if_idle(self, session: str, since: datetime.datetime) -> None:
-        holder = self.demo.state_holder
+        holder = sessions(self.demo)
         if holder.time_last_used.get(session, since) <= since:
             self._drop(session)
 
     def _drop(self, session: str) -> None:
-        holder = self.demo.state_holder
+        holder = sessions(self.demo)
         with holder.lock:
             holder.session_data.pop(session, None)
             holder.time_last_used.pop(session, None)
@@ -81,7 +82,7 @@ class Sessions:
         count dropped."""
         if resident_mb() <= self.high_mb:
             return 0
-        holder, cutoff = self.demo.state_holder, datetime.datetime.now() - datetime.timedelta(seconds=SHORT_IDLE_S)
+        holder, cutoff = sessions(self.demo), datetime.datetime.now() - datetime.timedelta(seconds=SHORT_IDLE_S)
         idle = sorted((used, session) for session, used in list(holder.time_last_used.items()) if used < cutoff)
         dropped = 0
         for _, session in idle:

@@ -3,14 +3,10 @@ once its Stop is clicked, the controls that chose it change, or the session ends
 
 from __future__ import annotations
 
-import threading
-
 import streamlit as st
-from streamlit import runtime
-from streamlit.runtime.scriptrunner import add_script_run_ctx, get_script_run_ctx
-from streamlit.runtime.scriptrunner_utils.script_requests import ScriptRequestType
 
 from app.guard import refuse
+from app.streamlit_ui.internals import asked, attach, script_context, session_alive, widget_states
 
 
 def progress_bar(stop: str | None = None, asked_by: tuple[str, ...] = ()):
@@ -19,12 +15,12 @@ def progress_bar(stop: str | None = None, asked_by: tuple[str, ...] = ()):
     key of a Stop button, the work stops at its next report once that button is clicked, one of the widgets
     keyed `asked_by` (those that chose the work) is changed, or the session ends; any other change (the map's
     opacity, a colour) waits for the work instead of restarting it."""
-    bar, context = st.progress(0.0), get_script_run_ctx()
+    bar, context = st.progress(0.0), script_context()
 
     def report(fraction: float, message: str) -> None:
         if stop and (stop_asked(context, stop) or changed(context, asked_by)):
             raise refuse("stopped: the page asked for something else", "work stopped by its user")
-        add_script_run_ctx(threading.current_thread(), context)
+        attach(context)
         bar.progress(min(max(fraction, 0.0), 1.0), message)
 
     return report
@@ -35,22 +31,19 @@ def stop_asked(context, button: str) -> bool:
     `context`'s run began (Streamlit keeps the request, with the widgets' states, until the script reaches
     its next element, which a model call holds up). A full rerun (another opacity, a colour) stops this run
     while its session lives on (Streamlit's fast reruns): the work goes on, and the new run takes its result."""
-    requests = getattr(context, "script_requests", None)
-    asked = getattr(requests, "_state", ScriptRequestType.CONTINUE)
-    if asked == ScriptRequestType.STOP:
-        return not (runtime.exists() and runtime.get_instance().is_active_session(context.session_id))
-    widgets = getattr(getattr(getattr(requests, "_rerun_data", None), "widget_states", None), "widgets", [])
+    request, widgets = asked(context)
+    if request == "stop":
+        return not session_alive(context.session_id)
     clicked = (w for w in widgets if w.WhichOneof("value") == "trigger_value" and w.trigger_value)
-    return asked == ScriptRequestType.RERUN and any(w.id.endswith(f"-{button}") for w in clicked)
+    return request == "rerun" and any(w.id.endswith(f"-{button}") for w in clicked)
 
 
 def changed(context, keys: tuple[str, ...]) -> bool:
     """Whether the run the session asked for (see stop_asked) gives a widget keyed one of `keys` another value
     than the run in progress has."""
-    requests = getattr(context, "script_requests", None)
-    if not keys or getattr(requests, "_state", None) != ScriptRequestType.RERUN:
+    request, widgets = asked(context)
+    if not keys or request != "rerun":
         return False
-    now = {w.id: w for w in context.session_state.get_widget_states()}
-    asked = getattr(getattr(getattr(requests, "_rerun_data", None), "widget_states", None), "widgets", [])
-    mine = (w for w in asked if w.id in now and any(w.id.endswith(f"-{key}") for key in keys))
+    now = {w.id: w for w in widget_states(context)}
+    mine = (w for w in widgets if w.id in now and any(w.id.endswith(f"-{key}") for key in keys))
     return any(w != now[w.id] for w in mine)

@@ -1,0 +1,50 @@
+"""Framework internals are used in one adapter per framework (app/gradio_ui/internals.py, app/streamlit_ui/
+internals.py, app/server/zero_gpu.py for ZeroGPU's `spaces`), each listing what it reads; a pinned framework that
+moves one fails here by name, and no other module reaches into a framework."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from app.gradio_ui import internals as gradio_internals
+from app.streamlit_ui import internals as streamlit_internals
+from tests.conftest import ROOT
+
+ADAPTERS = {"app/gradio_ui/internals.py", "app/streamlit_ui/internals.py", "app/server/zero_gpu.py"}
+INTERNALS = re.compile(
+    r"LocalContext|\b_queue\b|state_holder|event_queue_per_concurrency_id|active_jobs|\.fns\b|get_upload_folder"
+    r"|script_run_ctx|script_requests|_rerun_data|uploaded_file_mgr|media_file_mgr|file_storage|is_active_session"
+    r"|from (gradio|streamlit)\.\w|import (gradio|streamlit)\.\w|streamlit import (config|runtime)|^import spaces",
+    re.M,
+)
+
+
+@pytest.mark.parametrize("adapter", [gradio_internals, streamlit_internals], ids=["gradio", "streamlit"])
+def test_every_internal_an_adapter_reads_is_in_the_pinned_framework(adapter, monkeypatch):
+    assert adapter.missing() == []
+    owner = adapter.USED[0][0]
+    monkeypatch.setattr(adapter, "USED", (*adapter.USED, (owner, "moved_in_a_later_release")))
+    assert adapter.missing() == [f"{owner.__name__}.moved_in_a_later_release"]  # named when it moves
+
+
+def test_no_module_but_the_adapters_reaches_into_a_framework():
+    found = {}
+    for path in sorted((ROOT / "app").rglob("*.py")):
+        name = path.relative_to(ROOT).as_posix()
+        if name not in ADAPTERS and (hits := sorted(set(m[0] for m in INTERNALS.finditer(path.read_text())))):
+            found[name] = hits
+    assert found == {}, found
+
+
+def test_the_guard_learns_a_queued_events_visitor_and_abandonment_from_the_gradio_adapter():
+    from app import guard
+
+    before = (guard.FRAMEWORK.stopped, guard.FRAMEWORK.visitor)
+    try:
+        gradio_internals.install()
+        assert guard.FRAMEWORK.stopped is gradio_internals.event_gone
+        assert guard.visitor() == "local" and guard.FRAMEWORK.stopped() is None  # outside a request: nobody
+    finally:
+        guard.FRAMEWORK.stopped, guard.FRAMEWORK.visitor = before

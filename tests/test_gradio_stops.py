@@ -7,7 +7,7 @@ from pathlib import Path
 
 import gradio as gr
 
-from app.gradio_ui.maps import Maps
+from app.gradio_ui.maps import DRAWN, Maps
 from app.service import MAX_MODELS, Service
 from app.tabs.compare import CompareTab, Look
 from app.views.attention import MEAN
@@ -30,11 +30,13 @@ def test_a_stop_pressed_while_the_steps_redraw_waits_in_the_queue_stops_its_colu
     maps.stop_buttons(request, *inputs)  # the steps changed: the browser's quick listener runs at once
     maps.hide_stop(0)(request)  # column 0's Stop, pressed before the redraw's turn in the queue came
     *drawn, views = maps.redraw_steps()(request, progress, *inputs)  # its turn
-    assert drawn[0] == gr.skip() and drawn[1] == gr.skip(), "the stopped column was computed anyway"
-    assert isinstance(drawn[2], gr.Image) and f"{STEPS} steps" in drawn[3]  # the other column is drawn
+    first, second = drawn[:DRAWN], drawn[DRAWN : 2 * DRAWN]  # each column's map, caption and check's parts
+    assert all(part == gr.skip() for part in first), "the stopped column was computed anyway"
+    assert isinstance(second[0], gr.Image) and f"{STEPS} steps" in second[1]  # the other column is drawn
+    assert second[2].visible is True and second[3].visible is False  # not checked yet: its Check offered
     assert set(views) == {1}
 
     other = gr.Request(session_hash="not-stopped")  # the same without the Stop: both drawn
     maps.stop_buttons(other, *inputs)
     *drawn, views = maps.redraw_steps()(other, progress, *inputs)
-    assert all(isinstance(image, gr.Image) for image in drawn[0:4:2]) and set(views) == {0, 1}
+    assert all(isinstance(image, gr.Image) for image in drawn[0 : 2 * DRAWN : DRAWN]) and set(views) == {0, 1}

@@ -160,6 +160,16 @@ def server_url(server: Server) -> str:
     return server.url
 
 
+@pytest.fixture(scope="session")
+def streamlit_url(output_dir: Path) -> Iterator[str]:
+    """The Streamlit explorer as served (app/streamlit_server.py), for the whole session (one per xdist worker)."""
+    # slow maps on purpose (Integrated Gradients at 128 steps on ResNet-50): on a loaded machine their estimate
+    # passed the default 5 min and they were refused; the time limit is not what these tests check
+    log = output_dir / f"streamlit{WORKER}.log"
+    with streamlit_server(log, {"VIT_EXPLORER_REQUEST_SECONDS": "1800"}) as started:
+        yield started.url
+
+
 @pytest.fixture
 def client(server_url: str):
     """A gradio_client Client of the session's Gradio server: a page session of its own."""

@@ -25,7 +25,6 @@ from app.tabs.tour import KEYS
 from app.views import texts as text
 from app.views.texts import LABEL
 from tests.conftest import streamlit_settled
-from tests.test_streamlit import streamlit_url  # noqa: F401  (the real Streamlit server, a fixture)
 from tests.test_walkthrough import gradio_errors
 
 MINUTE_MS = 60_000

@@ -15,7 +15,6 @@ from playwright.sync_api import Page, expect
 from app.views.page_style import FOCUS_WIDTH_PX
 from app.views.texts import LABEL
 from tests.conftest import Server, streamlit_settled
-from tests.test_streamlit import streamlit_url  # noqa: F401  (the real Streamlit server, a fixture)
 
 ANALYSIS_MS = 15 * 60_000
 PRESSES = 150  # the most Tab presses from one control to the next one wanted

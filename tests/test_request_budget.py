@@ -10,6 +10,7 @@ import json
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -150,7 +151,8 @@ def test_the_plain_analysis_estimate_bounds_its_measured_peak(name: str, sample_
 
 
 def test_a_plain_analysis_over_the_budget_is_refused_before_it_runs(sample_photo: Path, monkeypatch) -> None:
-    monkeypatch.setenv("VIT_EXPLORER_REQUEST_MB", "170")  # resnet18's Grad-CAM needs ~181 MB, ViT-Ti's pass ~162
+    # resnet18's Grad-CAM needs ~181 MB, ViT-Ti's pass ~162: as VIT_EXPLORER_REQUEST_MB=170 would set it at start
+    monkeypatch.setattr(service_module, "SETTINGS", replace(service_module.SETTINGS, request_mb=170))
     service = Service()
     passes = service.forward_passes
     with pytest.raises(ValueError, match=r"resnet18: analyzing a 12 M-parameter model at 224 px needs ~181 MB \(its"):

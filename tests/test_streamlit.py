@@ -18,7 +18,7 @@ from app.tabs.compare import column_key
 from app.views.colour_bar import STRIP
 from app.views.texts import LABEL
 from engine.models.registry import get_spec
-from tests.conftest import ROOT, streamlit_server, streamlit_settled, streamlit_upload
+from tests.conftest import ROOT, streamlit_settled, streamlit_upload
 from tests.test_dataset_app import write_photos_zip
 from tests.test_server_guard import patch_member, png_bytes
 
@@ -117,15 +117,6 @@ def test_alternet_builder_keeps_step_toggles_and_text_in_step():
     at.text_input(key="spec_text").set_value("s4:4").run()
     assert at.radio(key="step").value == 1 and not at.error
     assert "**1.89 M** parameters" in " ".join(m.value for m in at.markdown)  # the cost of s4:4 at width 16
-
-
-@pytest.fixture(scope="module")
-def streamlit_url(output_dir: Path):
-    """The Streamlit explorer as served (app/streamlit_server.py), for this module."""
-    # slow maps on purpose (Integrated Gradients at 128 steps on ResNet-50): on a loaded machine their estimate
-    # passed the default 5 min and they were refused; the time limit is not what these tests check
-    with streamlit_server(output_dir / "streamlit.log", {"VIT_EXPLORER_REQUEST_SECONDS": "1800"}) as started:
-        yield started.url
 
 
 def test_streamlit_server_in_the_browser(page, streamlit_url: str, sample_photo: Path, output_dir: Path):

@@ -18,7 +18,7 @@ from app.tabs.tour import TourTab
 from app.views.texts import LABEL
 from engine.models.registry import get_spec
 from tests.conftest import streamlit_settled
-from tests.test_streamlit import SCRIPT, TIMEOUT_S, offline, streamlit_url  # noqa: F401 (fixtures)
+from tests.test_streamlit import SCRIPT, TIMEOUT_S, offline  # noqa: F401 (a fixture)
 
 WAIT_MS = TIMEOUT_S * 1000
 BAD_SPEC = "s1:1,s5:2,s3:9,foo"

@@ -31,7 +31,6 @@ from engine.paper.verdicts import figure_verdicts
 from engine.results import AttentionLayer, AttentionResult
 from tests.conftest import ROOT, streamlit_settled, streamlit_upload
 from tests.test_claims import KINDS, result
-from tests.test_streamlit import streamlit_url  # noqa: F401  (the real Streamlit server, a fixture)
 
 MODELS = ["resnet50", "vit_tiny_patch16_224"]
 

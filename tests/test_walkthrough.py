@@ -15,7 +15,6 @@ from app.service import OFFLINE_MODELS
 from app.views.texts import LABEL
 from engine.models.registry import get_spec
 from tests.conftest import streamlit_settled, streamlit_upload
-from tests.test_streamlit import streamlit_url  # noqa: F401  (the real Streamlit server, a fixture)
 
 MINUTE_MS = 60_000
 ANALYSIS_MS = 10 * MINUTE_MS  # two CPU cores shared with other work: an analysis or a subset run can take minutes

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 import gradio as gr
@@ -10,8 +11,27 @@ import plotly.graph_objects as go
 from app.tabs.compare import Column, attention_controls
 from app.views import alt_text
 from app.views import texts as text
-from app.views.attention import MEAN
+from app.views.attention import ATTENTION, LENS, MEAN
 from app.views.texts import LABEL
+from engine.analyses.attributions import METHODS
+
+
+def applying_controls() -> str:
+    """The layer, head and rollout controls enabled where they apply to the map: the page model's
+    attention_controls, decided here for every method and applied in the browser (a request per change would take
+    one of the page's few places in the server's queue, app.guard)."""
+    applies = {
+        f"{method}|{str(rollout).lower()}": attention_controls(rollout, method)
+        for method in (ATTENTION, LENS, *METHODS)
+        for rollout in (False, True)
+    }
+    return f"""(rollout, method) => {{
+    const applies = {json.dumps(applies)}[`${{method}}|${{Boolean(rollout)}}`] || [false, false, false];
+    return applies.map((on) => ({{__type__: "update", interactive: on}}));
+}}"""
+
+
+APPLYING_CONTROLS = applying_controls()
 
 
 @dataclass

@@ -22,7 +22,7 @@ from gradio.utils import get_upload_folder
 
 from app import guard
 
-__all__ = ["ImageData"]  # the payload of an image upload, as the photo's preview check reads it
+__all__ = ("ImageData",)  # the payload of an image upload, as the photo's preview check reads it
 
 # what this module reads: (object, attribute) pairs, checked against the pinned Gradio by `missing`
 USED = (

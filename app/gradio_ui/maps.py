@@ -5,38 +5,22 @@ settled) are app.tabs.column_maps'."""
 
 from __future__ import annotations
 
-import json
 import time
 from typing import Callable
 
 import gradio as gr
 import numpy as np
 
-from app.gradio_ui.columns import Slot, check_parts
+from app.gradio_ui.columns import APPLYING_CONTROLS, Slot, check_parts
 from app.gradio_ui.errors import user_facing, watched
 from app.gradio_ui.sessions import session
 from app.service import IG_DEFAULT_STEPS, MAX_MODELS, ModelRun
 from app.tabs import Problem
 from app.tabs.column_maps import ColumnMaps, stopped_line
-from app.tabs.compare import CompareTab, Look, attention_controls
+from app.tabs.compare import CompareTab, Look
 from app.views import alt_text
 from app.views import texts as text
-from app.views.attention import ATTENTION, LENS, MEAN, ViewOptions
-from engine.analyses.attributions import METHODS
-
-# The layer, head and rollout controls enabled where they apply to the map: the page model's attention_controls,
-# decided here for every method and applied in the browser (a request per change would take one of the page's few
-# places in the server's queue, app.guard)
-APPLIES = {
-    f"{method}|{str(rollout).lower()}": attention_controls(rollout, method)
-    for method in (ATTENTION, LENS, *METHODS)
-    for rollout in (False, True)
-}
-APPLYING_CONTROLS = f"""(rollout, method) => {{
-    const applies = {json.dumps(APPLIES)}[`${{method}}|${{Boolean(rollout)}}`] || [false, false, false];
-    return applies.map((on) => ({{__type__: "update", interactive: on}}));
-}}"""
-
+from app.views.attention import MEAN, ViewOptions
 
 DRAWN = 5  # a drawn map's updates: Slot.drawn
 

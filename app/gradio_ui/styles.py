@@ -25,7 +25,7 @@ SUBDUED = "#5b5b66"  # 6.6:1 on white
 PRIMARY, PRIMARY_HOVER = "#c2410c", "#9a3412"  # white on them: 5.2:1 and 7.3:1
 # Gradio's bundled Source Sans Pro SemiBold holds 55 glyphs, no Latin letters past B: semi-bold text (headings,
 # Markdown's bold, labels) fell back to another font letter by letter. Regular and Bold only: 600 is drawn in Bold.
-FONT = [gr.themes.LocalFont("Source Sans Pro", weights=(400, 700)), "ui-sans-serif", "system-ui", "sans-serif"]
+FONT = (gr.themes.LocalFont("Source Sans Pro", weights=(400, 700)), "ui-sans-serif", "system-ui", "sans-serif")
 THEME = gr.themes.Default(font=FONT).set(
     body_text_color_subdued=SUBDUED,
     input_placeholder_color=SUBDUED,

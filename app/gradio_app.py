@@ -28,7 +28,7 @@ from app.gradio_ui.compare import Compare
 from app.gradio_ui.errors import SHOW_REFUSALS
 from app.gradio_ui.photo import WATCH_PREVIEW
 from app.gradio_ui.sessions import Sessions
-from app.gradio_ui.styles import CSS, THEME
+from app.gradio_ui.styles import CSS, HEAD, THEME
 from app.gradio_ui.top import NAMING_SAMPLES, Top
 from app.guard import Proxies, RequestGuard, SessionFiles, Uploads
 from app.logs import configure as configure_logging
@@ -123,6 +123,7 @@ def main() -> None:
         server_name=args.host,
         server_port=args.port,
         css=CSS,
+        head=HEAD,
         theme=THEME,
         max_file_size=MAX_UPLOAD,
         show_error=True,

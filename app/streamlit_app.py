@@ -33,7 +33,7 @@ from app.streamlit_ui.photo import digest, photo  # noqa: E402
 from app.streamlit_ui.resources import service  # noqa: E402
 from app.streamlit_ui.tour import linked, tour_tab  # noqa: E402
 from app.views import texts as text  # noqa: E402
-from app.views.page_style import CONTRAST_CSS, DESCRIBE_PLOTS, FOCUS_CSS, KEEP_FOCUS  # noqa: E402
+from app.views.page_style import CONTRAST_CSS, DESCRIBE_PLOTS, FOCUS_CSS, KEEP_FOCUS, LAYOUT_CSS  # noqa: E402
 from app.views.texts import LABEL  # noqa: E402
 
 configure_logging()  # the server log laid out as Gradio's
@@ -46,17 +46,15 @@ VISITOR.set(st.context.ip_address or "local")
 SESSION = session_id()
 CLOSED.seen(SESSION)
 STYLE = f"""<style>
-.st-key-alternet_steps table {{display: block; overflow-x: auto}}
-.st-key-alternet_steps td:last-child {{white-space: nowrap}}
 [data-testid=stTabs] [role=tablist] {{flex-wrap: wrap; overflow: visible; row-gap: 4px}}
 [data-testid=stMultiSelectTagsContainer], [data-testid=stMultiSelectTagsContainer] > [role=group],
 [data-testid=stMultiSelect] div:has(> [data-testid=stMultiSelectTagsContainer]),
 [data-testid=stMultiSelect] div:has(> [role=group] > [data-testid=stMultiSelectTagsContainer]) {{
   flex-wrap: wrap; overflow: visible; height: auto !important; max-height: none !important}}
 [data-testid=stMultiSelectTagsContainer] [data-tag] {{max-width: 100%}}
-{FOCUS_CSS}{CONTRAST_CSS}</style>"""  # as Gradio's #alternet-steps: at phone width the build-up table scrolls sideways
-# (not the page); the tabs and the chosen models wrap onto another line rather than scroll out of sight (as Gradio's
-# tabs, overflow "wrap", and its checkboxes); the focus ring and contrast: app/views/page_style
+{FOCUS_CSS}{CONTRAST_CSS}{LAYOUT_CSS}</style>"""  # the tabs and the chosen models wrap onto another line rather than
+# scroll out of sight (as Gradio's tabs, overflow "wrap", and its checkboxes); the focus ring, the contrast, the
+# AlterNet tab at a phone's width and the plots' toolbars: app/views/page_style
 st.html(STYLE)
 st.html(f"<script>({DESCRIBE_PLOTS})(); ({KEEP_FOCUS})()</script>", unsafe_allow_javascript=True)  # page_style
 st.markdown(text.INTRO)

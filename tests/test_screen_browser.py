@@ -208,6 +208,34 @@ def plot_height(page, elem_id: str) -> float:
     return page.locator(f"#{elem_id} .nsewdrag").first.bounding_box()["height"]
 
 
+# What of the open tab is wider than its box (screen-reader-only text of 1 px aside): cut off unseen (`clipped`: its box
+# hides the rest), or scrolling sideways with no line saying so (`unsaid`); how far the page itself scrolls sideways;
+# how much wider the AlterNet build-up table is than its box; the lines its "Step" header takes; and whether Fig 11's
+# "scroll sideways" line is shown.
+SIDEWAYS = """() => {
+    const panel = [...document.querySelectorAll('[role=tabpanel]')].find((p) => p.getBoundingClientRect().height > 0);
+    const wide = [...panel.querySelectorAll('*')].filter((e) => e instanceof HTMLElement && e.clientWidth > 1
+        && e.scrollWidth > e.clientWidth + 1);
+    const overflow = (e) => getComputedStyle(e).overflowX;
+    const name = (e) => `${e.tagName}.${e.className} ${e.scrollWidth} > ${e.clientWidth}`;
+    const said = (e) => [...(e.closest('.sideways')?.querySelectorAll('.scroll-hint') || [])]
+        .some((line) => line.getClientRects().length > 0);
+    const table = [...panel.querySelectorAll('table')].find((t) => t.innerText.includes('MSA blocks (per stage)'));
+    const step = document.createRange();
+    step.selectNodeContents(table.querySelector('th'));
+    const hint = panel.querySelector('.scroll-hint');
+    return {
+        clipped: wide.filter((e) => ['hidden', 'clip'].includes(overflow(e))).map(name),
+        unsaid: wide.filter((e) => ['auto', 'scroll'].includes(overflow(e)) && !said(e)).map(name),
+        page: Math.max(...[document.documentElement, document.querySelector('[data-testid=stMain]')]
+            .filter(Boolean).map((e) => e.scrollWidth - e.clientWidth)),
+        table: table.scrollWidth - table.clientWidth,
+        step: new Set([...step.getClientRects()].map((r) => Math.round(r.top))).size,
+        hint: hint.getClientRects().length > 0,
+    };
+}"""
+
+
 def test_titles_plots_and_drawings_fit_a_laptop_and_a_phone(page, server_url: str, sample_photo, output_dir: Path):
     four = ("preact_resnet", "alternet", "vit_cifar", "vit_tiny_patch16_224")
     page.set_viewport_size({"width": 1440, "height": 900})
@@ -225,13 +253,18 @@ def test_titles_plots_and_drawings_fit_a_laptop_and_a_phone(page, server_url: st
         assert title_fits(page, elem_id), elem_id
     page.screenshot(path=str(output_dir / "screen-390.png"), full_page=True)
 
+    shade = page.locator("#shaded input").evaluate("box => [box.value, box.scrollWidth, box.clientWidth]")
+    assert shade[0] and shade[1] <= shade[2], shade  # "Shade the blocks of" shows its model's name whole
+
     page.set_viewport_size({"width": 1440, "height": 900})  # on a phone the tab sits in the tabs' overflow menu
     page.get_by_role("tab", name="AlterNet (Section 4)").click()
     page.locator("#alternet-variance .js-plotly-plot").wait_for(timeout=TIMEOUT_MS)
+    assert page.evaluate(SIDEWAYS) == {"clipped": [], "unsaid": [], "page": 0, "table": 0, "step": 1, "hint": False}
     page.set_viewport_size({"width": 390, "height": 844})
     page.wait_for_timeout(2000)
     drawing = page.locator("#alternet-svg").bounding_box()
-    assert drawing["width"] >= 700  # its labels keep their size; the box scrolls sideways
+    assert drawing["width"] >= 700  # its labels keep their size; the box scrolls sideways, and says so
+    assert page.evaluate(SIDEWAYS) == {"clipped": [], "unsaid": [], "page": 0, "table": 0, "step": 1, "hint": True}
     for elem_id in ("alternet-high-frequency", "alternet-variance"):
         assert plot_height(page, elem_id) >= 200, elem_id
     page.screenshot(path=str(output_dir / "screen-alternet-390.png"), full_page=True)

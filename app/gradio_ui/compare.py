@@ -24,6 +24,7 @@ from app.views import texts as text
 from app.views.attention import COLORMAPS, ViewOptions
 from app.views.texts import LABEL
 
+SHADE_MIN_PX = 300  # "Shade the blocks of": room for a model's name (a phone's column is narrower: it wraps)
 CLOSING_ERRORS = (
     "() => document.querySelectorAll('.toast-body.error [data-testid=toast-close]').forEach((close) => close.click())"
 )
@@ -70,10 +71,15 @@ class Compare:
                 gr.Markdown(text.VARIANCE)
                 self.variance = gr.Plot(show_label=False, elem_id="variance")
                 self.variance_here = gr.Markdown(elem_id="variance-here")
-                with gr.Row():
+                with gr.Row():  # the model's name whole: on a phone the menu goes under the box, as wide as the column
                     self.log_y = gr.Checkbox(value=True, label=LABEL.log_y)
                     self.shaded = gr.Dropdown(  # until an analysis: the model with MSA blocks (Look.shaded_in)
-                        [(text.SHADE_DEFAULT, SHADE_DEFAULT)], value=SHADE_DEFAULT, label=LABEL.shaded, elem_id="shaded"
+                        [(text.SHADE_DEFAULT, SHADE_DEFAULT)],
+                        value=SHADE_DEFAULT,
+                        label=LABEL.shaded,
+                        elem_id="shaded",
+                        scale=2,
+                        min_width=SHADE_MIN_PX,
                     )
         gr.Markdown(text.LENS)
         self.lens = gr.Plot(show_label=False, elem_id="logit-lens")

@@ -1,23 +1,25 @@
-"""The Gradio page's own styles: the offline banners, captions, the AlterNet table, the photo's preview, the
-refusal box, the problem box (as Streamlit's st.error) and the focus ring (app.views.page_style, as Streamlit's)."""
+"""The Gradio page's own styles: the offline banners, captions, the photo's preview, the refusal box, the problem box
+(as Streamlit's st.error), and as Streamlit's (app.views.page_style) the focus ring and, in the page's head, the
+AlterNet tab's table and drawing at a phone's width and the plots' toolbars."""
 
 import gradio as gr
 
 from app.gradio_ui.errors import REFUSAL_CSS
 from app.gradio_ui.photo import PREVIEW_CSS
-from app.views.page_style import FOCUS_CSS
+from app.views.page_style import FOCUS_CSS, LAYOUT_CSS
 
 CSS = (
     """#banner, #alternet-banner {background: #fff4e5; border-left: 4px solid #f59e0b; padding: 8px 12px}
 .caption, .note {font-size: 0.85em}
-#alternet-steps table {display: block; overflow-x: auto}
-#alternet-steps td:last-child {white-space: nowrap}
 .problem-box {background: #fdecec; color: #7d1f26; border-radius: 8px; padding: 12px 16px}
 """
     + PREVIEW_CSS
     + REFUSAL_CSS
     + FOCUS_CSS
 )
+# As Streamlit's, as written: Gradio rewrites the page's `css` rule by rule and drops what is not a style, media,
+# keyframes or font rule (LAYOUT_CSS's container query, which shows Fig 11's "scroll sideways" line)
+HEAD = f"<style>{LAYOUT_CSS}</style>"
 
 # Gradio's default theme writes info lines, slider ends and placeholders in #bbbbc2 (1.9:1 on white) and white on
 # orange #f97316 (2.8:1) on primary buttons: below WCAG's 4.5:1 (axe-core's color-contrast). Darker, same hues.

@@ -9,6 +9,7 @@ import numpy as np
 from PIL import Image
 
 from app.cifar_lab import BASELINES, STEPS, Cost, LabRun, alternet_label, step_of
+from app.views.texts import SCROLL_SIDEWAYS
 from engine.models.alternet import EXPANSION, HEADS
 from engine.models.checkpoint import read_meta
 from engine.models.cifar_family import DEFAULT_WIDTH, bundled_path
@@ -101,11 +102,15 @@ def architecture_svg(placement: Placement, width: int = DEFAULT_WIDTH) -> str:
 
 
 def drawing_html(placement: Placement) -> str:
-    """Fig 11 for a page: at least DRAWING_MIN_WIDTH px wide, scrolling sideways on a narrower screen."""
+    """Fig 11 for a page: at least DRAWING_MIN_WIDTH px wide, scrolling sideways in its box on a narrower screen,
+    with a line under it saying so there (app/views/page_style.LAYOUT_CSS shows the line where the box is narrower)."""
     svg = architecture_svg(placement).replace(
         'style="font-family:sans-serif;', f'style="min-width:{DRAWING_MIN_WIDTH}px;font-family:sans-serif;', 1
     )
-    return f'<div style="overflow-x:auto;max-width:100%">{svg}</div>'
+    return (
+        f'<div class="sideways"><div class="scrolls" style="overflow-x:auto;max-width:100%">{svg}</div>'
+        f'<p class="scroll-hint">{SCROLL_SIDEWAYS}</p></div>'
+    )
 
 
 def cost_markdown(cost: Cost) -> str:

@@ -1,7 +1,9 @@
 """Styles both front ends add to their page, written once: a focus ring that a keyboard user can see on every control
 (3 px, #0b57d0: 6.4:1 against white, offset from the control so that it stands on the page's own background), also
 where a framework hides the native input and draws its own box (Streamlit's checkboxes and radios, Gradio's
-tabs)."""
+tabs); the AlterNet tab's table and drawing at a phone's width; plotly's logo link left out."""
+
+from app.views.alternet import DRAWING_MIN_WIDTH
 
 FOCUS_COLOUR = "#0b57d0"
 FOCUS_WIDTH_PX = 3
@@ -57,3 +59,26 @@ KEEP_FOCUS = """() => {
     };
     new MutationObserver(() => setTimeout(restore, 50)).observe(document.body, {childList: true, subtree: true});
 }"""
+
+STEPS_BOX = ":is(#alternet-steps, .st-key-alternet_steps)"  # the build-up table's box: Gradio's, Streamlit's
+PHONE_PX = 700  # narrower than this, the page is laid out for a phone (one column)
+
+# The AlterNet tab at a phone's width, in both front ends: the build-up table fits, its placements and accuracies
+# wrapping, and "Step" stays whole (in its narrow column it wrapped a letter a line); on a wider screen the table
+# scrolls in its box rather than the page. Fig 11 keeps its size and scrolls sideways in its box, with a scrollbar in
+# sight and a line saying so wherever the box is narrower than the drawing (app/views/alternet.drawing_html).
+# Plotly's logo, a link named "plotly-logomark" in every plot's toolbar and in the Tab order, is not drawn.
+LAYOUT_CSS = f"""
+{STEPS_BOX} table {{display: block; overflow-x: auto}}
+{STEPS_BOX} th:first-child, {STEPS_BOX} td:last-child {{white-space: nowrap}}
+@media (max-width: {PHONE_PX}px) {{
+  {STEPS_BOX} :is(th, td) {{padding: 6px !important}}
+  {STEPS_BOX} td:last-child {{white-space: normal}}
+  {STEPS_BOX} code {{white-space: normal; overflow-wrap: anywhere}}
+}}
+.sideways {{container-type: inline-size}}
+.sideways > .scrolls {{overflow-x: auto; max-width: 100%; scrollbar-width: thin; scrollbar-color: #8a8a94 #ececf0}}
+.sideways > .scroll-hint {{display: none; margin: 4px 0 0; font-size: 0.85em; color: #5b5b66}}
+@container (max-width: {DRAWING_MIN_WIDTH - 1}px) {{ .sideways > .scroll-hint {{display: block}} }}
+.js-plotly-plot .modebar-btn--logo {{display: none !important}}
+"""

@@ -253,6 +253,7 @@ CHECK_TITLE = "Can this map be trusted?"  # the line under a checked map: its de
 CHECK_RANDOM = "with random weights, this score tells nothing about a trained model"
 TRUST_HERE = "**Here**, on your photo, each model's first map (deletion against random pixel orders):"
 TRUST_STORED = "**Over {images} CIFAR-10 test images** (Paper figures tab, map checks), which methods pass:"
+SCROLL_SIDEWAYS = "⟷ Wider than the screen: scroll it sideways for the rest."  # under Fig 11 on a phone
 NUMBERS = "The numbers"  # the statistics behind a verdict told in words, a click away
 
 TOUR = {  # key: (title, the paper's statement, one thing to try)

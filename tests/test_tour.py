@@ -323,6 +323,42 @@ def test_streamlit_tour_in_the_browser_deep_link_and_every_step(
     assert tour.get_by_role("button", name="Next →").is_disabled()
 
 
+# Whether the tour step's heading lies within the screen, in sight (not under Streamlit's header), and its top in px.
+HEADING_SHOWN = """(selector) => {
+    const heading = [...document.querySelectorAll(selector)].find((e) => e.getClientRects().length > 0);
+    if (!heading) return [false, null];
+    const box = heading.getBoundingClientRect();
+    const seen = document.elementFromPoint(box.left + Math.min(20, box.width / 2), box.top + box.height / 2);
+    return [box.top >= 0 && box.bottom <= window.innerHeight && !!seen && heading.contains(seen), box.top];
+}"""
+SCREENS = [(390, 844), (1440, 900)]  # a phone's, a laptop's
+
+
+def heading_in_sight(page, address: str, heading: str, size: tuple[int, int]) -> None:
+    """`address` (a deep link to step 3) opened on a screen of `size` shows its step's heading, and still does
+    once the page above it has been drawn."""
+    page.set_viewport_size({"width": size[0], "height": size[1]})
+    try:
+        page.goto(address)
+        page.get_by_text("Step 3 of 8").first.wait_for(timeout=300_000)
+        page.wait_for_function(f"() => ({HEADING_SHOWN})({json.dumps(heading)})[0]", timeout=30_000)
+        page.wait_for_timeout(2000)  # the photos and plots above it drawn meanwhile have not pushed it away
+        shown, top = page.evaluate(HEADING_SHOWN, heading)
+        assert shown, f"the step's heading is {top} px down a {size[1]} px screen"
+    finally:
+        page.set_viewport_size({"width": 1440, "height": 1000})
+
+
+@pytest.mark.parametrize("size", SCREENS)
+def test_a_deep_link_shows_its_step_on_the_first_screen_in_gradio(page, server_url: str, size):
+    heading_in_sight(page, f"{server_url}/?step=frequency", "#tour-statement h3", size)
+
+
+@pytest.mark.parametrize("size", SCREENS)
+def test_a_deep_link_shows_its_step_on_the_first_screen_in_streamlit(page, streamlit_url: str, size):  # noqa: F811
+    heading_in_sight(page, f"{streamlit_url}/?step=frequency", ".st-key-tour_step_heading h3", size)
+
+
 def test_the_maps_of_the_where_step_carry_their_models_names():
     maps = [np.full((40, 30, 3), 90, np.uint8), np.full((40, 50, 3), 200, np.uint8)]
     row = labelled_row(maps, ["ViT/4", "AlterNet"])

@@ -15,6 +15,7 @@ from app.tabs.compare import Look
 from app.tabs.tour import KEYS, TourTab, index_of
 from app.views import alt_text
 from app.views import texts as text
+from app.views.page_style import BRING_INTO_VIEW
 
 ADDRESS = f"""(shown) => {{
     const number = Number((/Step (\\d+) of/.exec(shown || "") || [])[1]);
@@ -34,6 +35,9 @@ FORGET = """(shown) => {
     return [];
 }"""  # another tab shown: the address no longer names a step (a reload opens the Compare tab, as in Streamlit);
 # not while the progress line is empty: the first tab's select fires as the page mounts, before a deep link is read
+IN_VIEW = f"""() => {{
+    if (new URL(window.location.href).searchParams.has("step")) ({BRING_INTO_VIEW})("#tour-progress", 8);
+}}"""  # the step's progress line at the top of the screen, its heading under it
 
 
 def build(tab: TourTab, state: gr.State, tabs: gr.Tabs, page: gr.Tab, demo: gr.Blocks, photo: gr.Textbox) -> None:
@@ -104,7 +108,8 @@ def build(tab: TourTab, state: gr.State, tabs: gr.Tabs, page: gr.Tab, demo: gr.B
         event.then(None, progress, None, js=ADDRESS)
     shown_on(export, exported)
     export.click(handout, [state, photo], exported, api_name="tour_export")
-    demo.load(linked, state, [*shown, tabs], api_visibility="private", **in_order)
+    opening = demo.load(linked, state, [*shown, tabs], api_visibility="private", **in_order)
+    opening.then(None, js=IN_VIEW)  # a deep link shows its step on the first screen, not the page's top
     opened = page.select(show, [state, position], shown, api_visibility="private", **in_order)  # runs may be new
     opened.then(None, progress, None, js=ADDRESS)
     for other in tabs.children:  # the page's other tabs (the tour's own is among them, being built)

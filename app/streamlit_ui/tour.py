@@ -12,8 +12,10 @@ from app.tabs.tour import TourTab
 from app.tabs.tour import index_of as tour_index
 from app.views import alt_text
 from app.views import texts as text
+from app.views.page_style import BRING_INTO_VIEW
 
 state = st.session_state
+HEADER_PX = 72  # Streamlit's header bar lies over the page's top 60 px
 
 
 def move(delta: int) -> None:
@@ -34,11 +36,16 @@ def tour_tab() -> None:
     """The guided tour over the Compare tab's runs: one step, back and next, the whole tour as a handout."""
     tour = TourTab(service())
     st.markdown(text.TOUR_INTRO)
+    deep_link = "tour_step" not in state and "step" in st.query_params  # this session opened on a step's address
     if "tour_step" not in state:
         state.tour_step = tour_index(st.query_params.get("step"))
     step = tour.step(state.get("runs", []), state.tour_step + 1, look())
-    st.progress(step.number / len(TOUR_KEYS), step.position)
-    st.markdown(f"### {step.title}\n**The paper:** {step.statement}")
+    with st.container(key="tour_step_heading"):
+        st.progress(step.number / len(TOUR_KEYS), step.position)
+        st.markdown(f"### {step.title}\n**The paper:** {step.statement}")
+    if deep_link:  # the step on the first screen, not the page's top, clear of Streamlit's header
+        script = f"<script>({BRING_INTO_VIEW})('.st-key-tour_step_heading', {HEADER_PX})</script>"
+        st.html(script, unsafe_allow_javascript=True)
     if step.image is not None:
         st.image(step.image, alt=alt_text.picture(step.title, step.verdict.text))
     if step.figure is not None:

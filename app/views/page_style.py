@@ -82,3 +82,26 @@ LAYOUT_CSS = f"""
 @container (max-width: {DRAWING_MIN_WIDTH - 1}px) {{ .sideways > .scroll-hint {{display: block}} }}
 .js-plotly-plot .modebar-btn--logo {{display: none !important}}
 """
+
+# Brings what `selector` finds to the top of the screen once it is drawn, `margin` px below it (clear of a fixed
+# header), and keeps it there while the page above it is still being laid out (photos, plots drawn late move it
+# down), for a few seconds or until the visitor scrolls, types or clicks: a deep link into the tour (?step=) shows
+# its step, not the page's top. Run once, where the deep link is read.
+BRING_INTO_VIEW = """(selector, margin) => {
+    const until = Date.now() + 6000;
+    let moved = false;
+    const visitor = () => { moved = true; };
+    for (const kind of ['wheel', 'touchstart', 'keydown', 'mousedown']) {
+        window.addEventListener(kind, visitor, {once: true, capture: true, passive: true});
+    }
+    const place = () => {
+        if (moved || Date.now() > until) return;
+        const target = document.querySelector(selector);
+        if (target && target.getClientRects().length && Math.abs(target.getBoundingClientRect().top - margin) > 2) {
+            target.style.scrollMarginTop = margin + 'px';
+            target.scrollIntoView({block: 'start'});
+        }
+        setTimeout(place, 200);
+    };
+    place();
+}"""

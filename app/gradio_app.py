@@ -81,8 +81,7 @@ def build() -> Explorer:
     write_images_whole()  # two visitors' equal maps, written at once, must not cut each other's download short
     with gr.Blocks(title="ViT explorer", delete_cache=(600, FILE_TTL_S)) as demo:
         gr.Markdown(text.INTRO)
-        banner = gr.Markdown(visible=False, elem_id="banner")
-        top = Top.layout(service, SESSION_TTL_S)
+        top = Top.layout(service, SESSION_TTL_S)  # the offline notice first, once
         compare = Compare(CompareTab(service), top)
         with gr.Tabs(overflow_behavior="wrap") as tabs:  # every tab in sight at phone width, not behind "⋯"
             with gr.Tab("Compare models", id="compare"):
@@ -95,8 +94,6 @@ def build() -> Explorer:
             with gr.Tab("Guided tour", id="tour") as tour_page:
                 tour_panel.build(TourTab(service), top.state, tabs, tour_page, demo, top.analyzed_photo)
         compare.wire()
-        offline = gr.Markdown(text.OFFLINE, visible=not service.online)
-        demo.load(lambda: offline, None, banner, api_visibility="private")
         demo.load(None, js=WATCH_PREVIEW)
         demo.load(None, js=SHOW_REFUSALS)
         demo.load(None, js=NAMING_SAMPLES)

@@ -32,6 +32,7 @@ from app.streamlit_ui.paper import paper_tab, paper_widget  # noqa: E402
 from app.streamlit_ui.photo import digest, photo  # noqa: E402
 from app.streamlit_ui.resources import service  # noqa: E402
 from app.streamlit_ui.tour import linked, tour_tab  # noqa: E402
+from app.tabs import notice as offline_notice  # noqa: E402
 from app.views import texts as text  # noqa: E402
 from app.views.page_style import CONTRAST_CSS, DESCRIBE_PLOTS, FOCUS_CSS, KEEP_FOCUS, LAYOUT_CSS  # noqa: E402
 from app.views.texts import LABEL  # noqa: E402
@@ -46,6 +47,7 @@ VISITOR.set(st.context.ip_address or "local")
 SESSION = session_id()
 CLOSED.seen(SESSION)
 STYLE = f"""<style>
+[data-testid=stMainBlockContainer] {{padding-top: 3.5rem}}
 [data-testid=stTabs] [role=tablist] {{flex-wrap: wrap; overflow: visible; row-gap: 4px}}
 [data-testid=stMultiSelectTagsContainer], [data-testid=stMultiSelectTagsContainer] > [role=group],
 [data-testid=stMultiSelect] div:has(> [data-testid=stMultiSelectTagsContainer]),
@@ -54,12 +56,14 @@ STYLE = f"""<style>
 [data-testid=stMultiSelectTagsContainer] [data-tag] {{max-width: 100%}}
 {FOCUS_CSS}{CONTRAST_CSS}{LAYOUT_CSS}</style>"""  # the tabs and the chosen models wrap onto another line rather than
 # scroll out of sight (as Gradio's tabs, overflow "wrap", and its checkboxes); the focus ring, the contrast, the
-# AlterNet tab at a phone's width and the plots' toolbars: app/views/page_style
+# AlterNet tab at a phone's width and the plots' toolbars: app/views/page_style; less room above the title (6rem:
+# Streamlit's header is 3.75rem), for the tabs to start on the first screen
 st.html(STYLE)
 st.html(f"<script>({DESCRIBE_PLOTS})(); ({KEEP_FOCUS})()</script>", unsafe_allow_javascript=True)  # page_style
 st.markdown(text.INTRO)
+notice = st.empty()  # the offline notice: in full until a photo is analyzed, then in a line (app.tabs.notice)
 if not service().online:
-    st.warning(text.OFFLINE)
+    notice.warning(offline_notice(False, bool(state.runs)))
 picture = photo(SESSION)
 photo_digest = digest(picture[0])  # once per rerun: which photo the results are for
 checked, typed = st.columns([3, 2])
@@ -87,6 +91,8 @@ weights = st.radio(
 )
 if st.button(LABEL.analyze, type="primary", key="analyze"):
     analyze(picture, models, typed_models, weights)
+    if state.runs and not service().online:
+        notice.warning(offline_notice(False, True))
 TABS = ["Compare models", "AlterNet (Section 4)", "Paper figures", "Guided tour"]
 # A deep link into the tour (?step=3 or ?step=variance) opens the session on the tour; from then on the tab shown
 # is the one last clicked, whatever the address says (the tour's Back and Next keep it in step with the page).

@@ -86,6 +86,25 @@ def test_a_refused_file_is_named_on_the_status_line_uncovered(page, server_url: 
     assert not pills, [pill.inner_text() for pill in pills]
 
 
+def test_a_file_that_is_not_an_image_is_named_once_in_one_toast(page, server_url: str, tmp_path: Path):
+    bad = tmp_path / "notes.jpg"
+    bad.write_text("this is not a photo")
+    page.goto(server_url)
+    page.get_by_role("button", name=LABEL.analyze).wait_for()
+    page.locator("#image-input input[type=file]").set_input_files(str(bad))
+    expect(page.locator("#image-input .unshown")).to_be_visible(timeout=TIMEOUT_MS)
+    page.wait_for_timeout(2000)  # the AlterNet tab's curves follow the photo: they have answered, without a toast
+    expect(page.locator(".toast-body")).to_have_count(0)
+    for _ in range(2):  # Analyze, and Analyze again: one message each time, the line once
+        page.get_by_role("button", name=LABEL.analyze).click()
+        expect(page.locator("#status")).to_contain_text("notes.jpg: not an image", timeout=TIMEOUT_MS)
+        page.wait_for_timeout(1500)  # the toast of the Analyze before, closed as this one was sent, has gone
+        lines = page.locator(".toast-body [data-testid=toast-text]")
+        expect(lines).to_have_count(1, timeout=TIMEOUT_MS)
+        expect(lines).to_have_text("notes.jpg: not an image, or a format that cannot be read")
+        assert page.locator(".toast-body .toast-count").count() == 0  # no "Error (2)"
+
+
 def test_a_file_the_browser_cannot_show_has_a_line_not_a_broken_preview(
     page, server_url: str, sample_photo, tmp_path: Path, output_dir: Path
 ):

@@ -304,3 +304,44 @@ def test_a_change_of_the_steps_redraws_every_integrated_gradients_map(page, serv
     for i in (0, 1):  # one event for the page draws each column's map anew
         expect(page.locator(f"#model-{i}")).to_contain_text("16 steps from black", timeout=TIMEOUT_MS)
         expect(page.locator(f"#stop-{i}")).to_be_hidden()
+
+
+# The top of the open tab's content in px from the page's top (its scroll containers scrolled back to the top).
+TAB_TOP = """() => {
+    window.scrollTo(0, 0);
+    document.querySelectorAll('[data-testid=stMain]').forEach((main) => main.scrollTo(0, 0));
+    const panel = [...document.querySelectorAll('[role=tabpanel]')].find((p) => p.getBoundingClientRect().height > 0);
+    return panel.getBoundingClientRect().top;
+}"""
+# The offline notices shown (their first words), however many.
+NOTICES = """() => [...document.querySelectorAll('strong')]
+    .filter((e) => e.textContent.trim() === 'Offline:' && e.getClientRects().length > 0)
+    .map((e) => e.parentElement.innerText)"""
+# What a keyboard user reaches in the plots' toolbars with no name to hear (plotly's logo link was one).
+UNNAMED_IN_TOOLBARS = """() => [...document.querySelectorAll('.modebar a[href], .modebar button, .modebar [tabindex]')]
+    .filter((e) => e.getClientRects().length > 0 && e.tabIndex >= 0 && !(e.getAttribute('aria-label') || '').trim())
+    .map((e) => e.outerHTML.slice(0, 120))"""
+
+
+def test_once_a_photo_is_analyzed_a_laptop_shows_a_tab_on_its_first_screen(page, server_url, sample_photo, output_dir):
+    page.set_viewport_size({"width": 1440, "height": 900})
+    try:
+        open_page(page, server_url, sample_photo, CIFAR[:1])
+        page.wait_for_function(f"() => ({NOTICES})().length > 0")
+        before = page.evaluate(NOTICES)
+        assert len(before) == 1 and "cannot be reached" in before[0], before  # the test server runs offline
+        page.get_by_role("button", name=LABEL.analyze).click()
+        analyzed(page)
+        expect(page.locator("#banner")).not_to_contain_text("cannot be reached")  # the notice in a line now
+        notices = page.evaluate(NOTICES)
+        assert len(notices) == 1 and "seeded random weights" in notices[0], notices
+        top = page.evaluate(TAB_TOP)
+        assert top < 900, f"the Compare tab starts {top:.0f} px down, below the first screen"
+        page.screenshot(path=str(output_dir / "screen-first-1440.png"))
+        page.locator("#variance .js-plotly-plot .modebar").first.wait_for(state="attached", timeout=TIMEOUT_MS)
+        assert page.evaluate(UNNAMED_IN_TOOLBARS) == []
+        page.get_by_role("tab", name="Paper figures").click()  # the map checks' plots, among others
+        page.locator("#paper-maps-0 .js-plotly-plot .modebar").first.wait_for(state="attached", timeout=TIMEOUT_MS)
+        assert page.evaluate(UNNAMED_IN_TOOLBARS) == []
+    finally:
+        page.set_viewport_size({"width": 1440, "height": 1000})

@@ -1,6 +1,6 @@
 """Streamlit's page rules, in a real Streamlit server and headless Chromium (AppTest where it truly
 runs the behaviour): a map's look changed while it is computed, a bad AlterNet spec kept on screen, the teaching
-pack naming the photo, and the AlterNet tab at phone width."""
+pack naming the photo, the AlterNet tab at phone width and a laptop's first screen after an analysis."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from app.tabs.tour import TourTab
 from app.views.texts import LABEL
 from engine.models.registry import get_spec
 from tests.conftest import streamlit_settled
-from tests.test_screen_browser import SIDEWAYS
+from tests.test_screen_browser import NOTICES, SIDEWAYS, TAB_TOP
 from tests.test_streamlit import SCRIPT, TIMEOUT_S, offline  # noqa: F401 (a fixture)
 
 WAIT_MS = TIMEOUT_S * 1000
@@ -169,5 +169,28 @@ def test_the_alternet_tab_fits_a_phone_or_says_what_scrolls(page, streamlit_url)
         page.set_viewport_size({"width": 1440, "height": 900})
         page.wait_for_timeout(1000)
         assert page.evaluate(SIDEWAYS) == {"clipped": [], "unsaid": [], "page": 0, "table": 0, "step": 1, "hint": False}
+    finally:
+        page.set_viewport_size({"width": 1440, "height": 1000})
+
+
+def test_once_a_photo_is_analyzed_a_laptop_shows_a_tab_on_its_first_screen(page, streamlit_url, output_dir):  # noqa: F811
+    """As in Gradio (tests/test_screen_browser): the offline notice is one, in full, then in a line once the sample
+    photo is analyzed, and the Compare tab starts on a 1440 x 900 screen."""
+    page.set_viewport_size({"width": 1440, "height": 900})
+    try:
+        page.goto(streamlit_url)
+        page.get_by_role("button", name="Analyze").wait_for(timeout=WAIT_MS)
+        streamlit_settled(page)
+        before = page.evaluate(NOTICES)
+        assert len(before) == 1 and "cannot be reached" in before[0], before  # the test server runs offline
+        page.get_by_role("button", name="Analyze").click()  # the sample photo, the bundled CIFAR-10 models
+        page.get_by_text("Fourier analysis of feature maps").first.wait_for(timeout=WAIT_MS)
+        streamlit_settled(page)
+        notices = page.evaluate(NOTICES)
+        assert len(notices) == 1 and "seeded random weights" in notices[0], notices
+        assert "cannot be reached" not in notices[0], notices
+        top = page.evaluate(TAB_TOP)
+        assert top < 900, f"the Compare tab starts {top:.0f} px down, below the first screen"
+        page.screenshot(path=str(output_dir / "streamlit-first-1440.png"))
     finally:
         page.set_viewport_size({"width": 1440, "height": 1000})

@@ -202,3 +202,13 @@ def test_figs_8_and_9_shade_a_model_with_msa_blocks_first_and_ring_every_msa_uni
     assert without.shaded == 1  # no AlterNet: the ViT
     chosen = tab.curves(page.runs, Look(shaded=0))[1]
     assert not any((trace.name or "").startswith("MSA block (gray") for trace in chosen.data)  # as the teacher chose
+
+
+def test_the_offline_notice_is_whole_until_a_photo_is_analyzed_then_a_line():
+    from app.tabs import notice
+    from app.views import texts
+
+    assert notice(online=True, analyzed=False) == notice(online=True, analyzed=True) == ""
+    assert notice(online=False, analyzed=False) == texts.OFFLINE
+    assert notice(online=False, analyzed=True) == texts.OFFLINE_SHORT
+    assert len(texts.OFFLINE_SHORT) < len(texts.OFFLINE) / 3  # a line on a laptop

@@ -9,6 +9,7 @@ import gradio as gr
 
 from app.gradio_ui.downloads import saved, shown_on
 from app.gradio_ui.errors import Refusals, user_facing, watched
+from app.gradio_ui.internals import ImageData
 from app.gradio_ui.repeats import dropping_repeats
 from app.tabs import Problem
 from app.tabs.alternet import (
@@ -157,6 +158,15 @@ def build(demo: gr.Blocks, tab: AlterNetTab, image: gr.Image) -> None:
         check(spec_text)
         return show(tab.on_photo(spec_text, photo))
 
+    def on_new_photo(spec_text: str, payload: dict | None) -> list:
+        """The curves for the photo just chosen; for a file that is not an image, nothing: this event is the page's
+        own (made with preprocess=False), and Analyze names the file, in one toast rather than two."""
+        try:
+            photo = image.preprocess(ImageData.model_validate(payload)) if payload else None
+        except gr.Error:
+            return [gr.skip() for _ in outputs]
+        return on_photo(spec_text, photo)
+
     @user_facing
     def on_subset(spec_text: str, images: float, request: gr.Request, progress: gr.Progress = gr.Progress()) -> list:
         check(spec_text)
@@ -180,7 +190,7 @@ def build(demo: gr.Blocks, tab: AlterNetTab, image: gr.Image) -> None:
     spec.submit(apply_spec, spec, [spec, step, *grids, spec_problem], api_name="alternet_spec").then(
         on_spec, inputs, outputs, **private
     )
-    image.change(on_photo, inputs, outputs, js=dropping_repeats("alternet_photo"), **private)
+    image.change(on_new_photo, inputs, outputs, js=dropping_repeats("alternet_photo"), preprocess=False, **private)
     shown_on(export_button, exported)
     export_button.click(on_export, shown, exported, api_name="alternet_export")
     average.click(on_subset, [spec, count], outputs, api_name="alternet_subset", show_progress_on=[source], **update)

@@ -18,6 +18,7 @@ from app.gradio_ui.repeats import dropping_repeats
 from app.gradio_ui.sessions import session
 from app.gradio_ui.top import Top
 from app.service import IG_DEFAULT_STEPS, MAX_MODELS, ModelRun
+from app.tabs import notice
 from app.tabs.column_maps import OnePerSession
 from app.tabs.compare import DEFAULT_FIGURE, SHADE_DEFAULT, CompareTab, Look, Page
 from app.views import texts as text
@@ -192,11 +193,14 @@ class Compare:
             ],
             api_name="run",
             show_progress_on=top.status,
-            # a double click analyzes once; one sent marks the page as analyzing, for the stale note above
+            # a double click analyzes once; one sent marks the page as analyzing, for the stale note above, and closes
+            # the error toasts of the Analyze before it (a second refusal of a file is then one toast, not "Error (2)")
             js=f"""(...inputs) => {{ const sent = ({dropping_repeats("analyze")})(...inputs);
-                if (Array.isArray(sent)) window.__vitAnalyzing = true;
+                if (Array.isArray(sent)) {{ window.__vitAnalyzing = true; ({CLOSING_ERRORS})(); }}
                 return sent; }}""",
         )
+        # the offline notice in a line once a photo is analyzed (in the browser: no request)
+        analyzing.success(None, None, top.banner, js=f"() => {json.dumps(notice(self.tab.service.online, True))}")
         done = f"(photo, analyzed) => {{ window.__vitAnalyzing = false; return {said}; }}"
         analyzing.success(None, photos, top.status, js=done)
         analyzing.failure(None, js="() => { window.__vitAnalyzing = false; }")

@@ -1,5 +1,6 @@
-"""What sits above the tabs in Gradio, for every tab: the photo, the models and their weights, Analyze and its
-status line, the photo the results are for, and the session's runs and each column's chosen map."""
+"""What sits above the tabs in Gradio, for every tab: the offline notice, the photo and the sample photos, the models
+and their weights, Analyze and its status line, the photo the results are for, and the session's runs and each
+column's chosen map."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import gradio as gr
 from app.gradio_ui.errors import Refusals
 from app.gradio_ui.photo import photo_input, refused_line
 from app.service import AUTO, MAX_MODELS, SAMPLES, WEIGHT_LABELS, WEIGHT_MODES, Service, default_models
+from app.tabs import notice
 from app.views import texts as text
 from app.views.texts import LABEL
 
@@ -31,6 +33,7 @@ NAMING_SAMPLES = f"""() => {{
 class Top:
     """The widgets above the tabs and the session's state they feed."""
 
+    banner: gr.Markdown  # the offline notice: in full until a photo is analyzed, then in a line (app.tabs.notice)
     image: gr.Image
     models: gr.CheckboxGroup
     typed_models: gr.Textbox
@@ -47,15 +50,22 @@ class Top:
         """The photo beside the models, their weights, Analyze and its status; the session's state kept for
         `session_ttl_s` after its last change."""
         refused = Refusals()
+        online = service.online
+        banner = gr.Markdown(notice(online, analyzed=False), visible=not online, elem_id="banner")
         with gr.Row(equal_height=False):
             with gr.Column(scale=2):
                 image = photo_input(
                     refused, label=LABEL.photo, sources=["upload", "clipboard"], height=320, elem_id="image-input"
                 )
+                # under the photo, not under Analyze: the row is no taller than the models' column, so that the
+                # tabs start on the first screen
+                gr.Examples(
+                    [[str(path)] for path in SAMPLES], inputs=image, label="Sample photos", elem_id="sample-photos"
+                )
             with gr.Column(scale=3):
                 models = gr.CheckboxGroup(
                     service.models(),
-                    value=list(default_models(service.online)),
+                    value=list(default_models(online)),
                     label=LABEL.models.format(count=MAX_MODELS),
                     elem_id="models",
                 )
@@ -74,12 +84,9 @@ class Top:
                 run = gr.Button(LABEL.analyze, variant="primary")
                 status = gr.Markdown(LABEL.ready, min_height=48, elem_id="status")
                 analyzed_photo = gr.Textbox(visible=False)  # the photo the results are for, for the note below
-                gr.Examples(
-                    [[str(path)] for path in SAMPLES], inputs=image, label="Sample photos", elem_id="sample-photos"
-                )
         state = gr.State([], time_to_live=session_ttl_s)
         views = gr.State({}, time_to_live=session_ttl_s)  # each column's map as last chosen, for the exports
-        return cls(image, models, typed_models, weights, run, status, analyzed_photo, state, views, refused)
+        return cls(banner, image, models, typed_models, weights, run, status, analyzed_photo, state, views, refused)
 
     def refused_status(self, photo: dict | None) -> str | dict:
         """The status line after a failed Analyze: the line `photo` (as sent, not preprocessed) was refused with,

@@ -21,7 +21,7 @@ from engine import errors
 state = st.session_state
 
 
-PREVIEW_WIDTH = 240  # pixels: the photo's preview, made once per photo (st.image would resize a wider one each rerun)
+PREVIEW_WIDTH = 200  # pixels: the photo's preview, made once per photo (st.image would resize a wider one each rerun)
 
 
 def photo(session: str) -> tuple[bytes, str]:
@@ -33,17 +33,19 @@ def photo(session: str) -> tuple[bytes, str]:
         left.error(f"{LABEL.upload_refused}: {refused}.")
     camera = left.camera_input("Or take one", key="camera") if left.toggle("Camera", key="use_camera") else None
     own = upload if upload is not None else camera
-    sample = right.selectbox(LABEL.sample, [p.name for p in SAMPLES], index=0, key="sample", disabled=own is not None)
+    # the preview beside the sample box, not under it: the row is shorter, and the tabs start on the first screen
+    pick, shown = right.columns([3, 2])
+    sample = pick.selectbox(LABEL.sample, [p.name for p in SAMPLES], index=0, key="sample", disabled=own is not None)
     if own is not None:
         picture = own.getvalue(), upload.name if upload is not None else "camera.jpg"
-        right.caption(f"Using **{literal(picture[1])}**; remove it to use a sample photo.")
+        pick.caption(f"Using **{literal(picture[1])}**; remove it to use a sample photo.")
     else:
         picture = next(p for p in SAMPLES if p.name == sample).read_bytes(), sample
     problem, preview = checked_photo(picture)
     if problem:
-        right.error(problem)
+        pick.error(problem)
     else:
-        right.image(preview, caption=literal(picture[1]), width=PREVIEW_WIDTH, alt=alt_text.photo(picture[1]))
+        shown.image(preview, caption=literal(picture[1]), width=PREVIEW_WIDTH, alt=alt_text.photo(picture[1]))
     return picture
 
 

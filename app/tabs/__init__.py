@@ -44,6 +44,14 @@ def problems() -> Iterator[None]:
         raise problem(str(exc)) from None
 
 
+def notice(online: bool, analyzed: bool) -> str:
+    """The line above the page when the hub cannot be reached (Markdown; "" online): in full until a photo is
+    analyzed, then in one line, so that the results start on the first screen."""
+    if online:
+        return ""
+    return text.OFFLINE_SHORT if analyzed else text.OFFLINE
+
+
 @dataclass(frozen=True)
 class Download:
     """A file to offer: its bytes and its name."""

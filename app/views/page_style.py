@@ -1,7 +1,8 @@
 """Styles both front ends add to their page, written once: a focus ring that a keyboard user can see on every control
 (3 px, #0b57d0: 6.4:1 against white, offset from the control so that it stands on the page's own background), also
 where a framework hides the native input and draws its own box (Streamlit's checkboxes and radios, Gradio's
-tabs); the AlterNet tab's table and drawing at a phone's width; plotly's logo link left out."""
+tabs); the AlterNet tab's table and drawing at a phone's width; plotly's logo link left out; a tour's deep link
+brought into view."""
 
 from app.views.alternet import DRAWING_MIN_WIDTH
 

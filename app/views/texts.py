@@ -26,6 +26,9 @@ predictions are meaningless and their measurements show the architecture alone. 
 so **they are the ones checked to start with**. They know only CIFAR-10's ten classes (airplane, automobile,
 bird, cat, deer, dog, frog, horse, ship, truck): a photo of anything else still gets one of the ten."""
 
+OFFLINE_SHORT = """**Offline:** the ImageNet models run with **seeded random weights** (their predictions are
+meaningless); the CIFAR-10 models with the checkpoints trained for this app."""
+
 WEIGHTS = (
     "Trained where available: ImageNet weights from the hub when online; CIFAR-10 models always "
     "use their bundled checkpoints; random weights otherwise, labelled."

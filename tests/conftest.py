@@ -226,6 +226,7 @@ def streamlit_upload(page, path: Path, timeout_ms: int = 600_000) -> None:
 
 
 BROWSER_FIXTURES = {"page"}  # a real Chromium
+BROWSER_CALLS = ("sync_playwright", "ExportBrowser(", "EXPORTS.", "print_pdf(", "teaching_pack(")  # kaleido's too
 SERVER_FIXTURES = {"server", "server_url", "client", "space", "device_api", "budget_server", "streamlit_url"}
 SERVER_CALLS = ("gradio_server(", "streamlit_server(", "running(", "subprocess.", "run_cli(", "Client(")
 
@@ -242,9 +243,28 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             source = inspect.getsource(item.function)
         except (OSError, TypeError, AttributeError):
             source = ""
-        if fixtures & BROWSER_FIXTURES or "sync_playwright" in source:
+        if fixtures & BROWSER_FIXTURES or any(call in source for call in BROWSER_CALLS):
             item.add_marker(pytest.mark.browser)
         if fixtures & SERVER_FIXTURES or any(call in source for call in SERVER_CALLS):
             item.add_marker(pytest.mark.server)
-        if "AppTest" in source:
+        if "AppTest" in source or any(_runs_app_test(item.module, name) for name in _globals_used(item)):
             item.add_marker(pytest.mark.slow)
+
+
+def _globals_used(item: pytest.Item) -> tuple[str, ...]:
+    code = getattr(getattr(item, "function", None), "__code__", None)
+    return code.co_names if code else ()
+
+
+def _runs_app_test(module, name: str) -> bool:
+    """Whether `name` in the test's module is a helper that runs the page script in AppTest (test_streamlit's
+    analyzed(), opened())."""
+    import inspect
+
+    helper = getattr(module, name, None)
+    if not inspect.isfunction(helper):
+        return False
+    try:
+        return "AppTest.from_file" in inspect.getsource(helper)
+    except (OSError, TypeError):
+        return False

@@ -469,6 +469,8 @@ class Streamlit(Front):
             except (PlaywrightTimeout, AssertionError):
                 box.fill("")
                 self.page.keyboard.press("Escape")
+        else:
+            raise AssertionError(f"no unit matching {typed!r} could be switched off in column {i} in three tries")
         self.page.keyboard.press("Escape")
 
     def export_default_figure(self) -> str:

@@ -49,6 +49,7 @@ def test_a_short_job_waits_about_one_batch_of_a_long_one():
     assert told and told[0].startswith("Waiting for the models: 1 job ahead of yours, about ")
 
 
+@pytest.mark.slow  # over 3 s on the 2-core machine: not in the quick core
 def test_a_short_job_passes_long_maps_at_each_of_its_own_boundaries():
     """Four visitors' long maps have been computing for a while; a fifth visitor's analysis pauses at 5 boundaries of
     its own. Served in turns alone it would wait one batch of every map at each boundary (about 20 batches); having

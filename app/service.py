@@ -188,6 +188,8 @@ class ModelRun:
     # (the random orders of a class, measured with its first check, are every later check's baseline)
     lens: LogitLensResult | None = None  # the logit lens: when the answer appears
     device: str = "cpu"  # where it was computed: 'cpu' or 'cuda'
+    # the page's latest restyle of this run (when, its look: app.tabs.compare), for a map computed meanwhile
+    restyled: tuple[float, Any] | None = field(default=None, repr=False, compare=False)
 
     @property
     def image(self) -> np.ndarray:
@@ -196,7 +198,7 @@ class ModelRun:
 
     def bare(self) -> ModelRun:
         """This run without the maps, checks and unlesioned run it keeps: what a map or check of it needs."""
-        return replace(self, maps={}, checks={}, original=None)
+        return replace(self, maps={}, checks={}, original=None, restyled=None)
 
 
 @dataclass(frozen=True)

@@ -212,3 +212,30 @@ def test_the_offline_notice_is_whole_until_a_photo_is_analyzed_then_a_line():
     assert notice(online=False, analyzed=False) == texts.OFFLINE
     assert notice(online=False, analyzed=True) == texts.OFFLINE_SHORT
     assert len(texts.OFFLINE_SHORT) < len(texts.OFFLINE) / 3  # a line on a laptop
+
+
+def test_a_restyle_while_a_map_computes_draws_it_in_the_new_look_and_only_that_runs(sample_photo: Path):
+    """The colours changed while a map is computed: it is drawn in them once done; another session's run of the same
+    model keeps its own (the latest restyle is kept on the session's run, not per server)."""
+    import threading
+
+    from app.views.attention import render
+
+    tab = CompareTab(Service())
+    mine, theirs = (tab.analyze(str(sample_photo), ["preact_resnet"], None, "random", Look()).runs[0] for _ in "ab")
+    options = ViewOptions(method="Integrated Gradients", steps=16)
+    computing, restyled, drawn = threading.Event(), threading.Event(), {}
+
+    def report(fraction: float, message: str) -> None:
+        computing.set()
+        restyled.wait(60)  # the map waits at its first batch until the page has been restyled
+
+    worker = threading.Thread(target=lambda: drawn.update(mine=tab.view(mine, options, Look(), report)))
+    worker.start()
+    assert computing.wait(60)
+    assert tab.restyle(mine, options, Look("viridis", 1.0)) is None  # not computed yet: drawn when done
+    restyled.set()
+    worker.join(120)
+    assert np.array_equal(drawn["mine"][0], render(mine, options, "viridis", 1.0)[0])
+    image, _ = tab.view(theirs, options, Look())
+    assert np.array_equal(image, render(theirs, options, "inferno", 0.6)[0])  # the other run: its own look

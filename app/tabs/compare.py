@@ -37,7 +37,6 @@ from engine.analyses.attributions import METHODS
 from engine.errors import shown
 from engine.results import ModelResult
 
-LOOKS_KEPT_S = 3600  # a run's latest restyle is kept this long (a map computed meanwhile is drawn in it)
 DEFAULT_FIGURE = "fig9-variance"  # the figure an export offers first, in every front end
 
 
@@ -177,7 +176,6 @@ class CompareTab:
     """The Compare tab's decisions, over the app's service."""
 
     service: Service
-    looks: dict[int, tuple[float, Look]] = field(default_factory=dict, repr=False)  # id(run): latest restyle, when
 
     def analyze(
         self,
@@ -297,7 +295,7 @@ class CompareTab:
             method, target, steps = options.key(run)
             with problems():
                 self.service.attribution(run, method, target, steps, report=report)
-        when, latest = self.looks.get(id(run), (0.0, look))
+        when, latest = run.restyled or (0.0, look)
         look = latest if when > started else look  # the colours or opacity changed while it was computed
         image, caption = render(run, options, look.colormap, look.opacity)
         return image, with_check(caption, run, options)
@@ -305,11 +303,7 @@ class CompareTab:
     def restyle(self, run: ModelRun, options: ViewOptions, look: Look) -> tuple[np.ndarray, str] | None:
         """The map as `options` choose it drawn in `look` (other colours, another opacity) without computing
         anything; a map not computed yet gives None, and one being computed is drawn in `look` when done."""
-        now = time.monotonic()
-        for key, (when, _) in list(self.looks.items()):  # a copy: other sessions' threads change it too
-            if now - when > LOOKS_KEPT_S:
-                self.looks.pop(key, None)
-        self.looks[id(run)] = (now, look)
+        run.restyled = (time.monotonic(), look)  # on the session's run: a map computed meanwhile is drawn in it
         if not options.computed(run):
             return None
         image, caption = render(run, options, look.colormap, look.opacity)

@@ -4,6 +4,7 @@ moves one fails here by name, and no other module reaches into a framework."""
 
 from __future__ import annotations
 
+import contextvars
 import re
 
 import pytest
@@ -45,6 +46,7 @@ def test_the_guard_learns_a_queued_events_visitor_and_abandonment_from_the_gradi
     try:
         gradio_internals.install()
         assert guard.FRAMEWORK.stopped is gradio_internals.event_gone
-        assert guard.visitor() == "local" and guard.FRAMEWORK.stopped() is None  # outside a request: nobody
+        outside = contextvars.Context()  # outside any request (other tests set VISITOR in this thread)
+        assert outside.run(guard.visitor) == "local" and outside.run(guard.FRAMEWORK.stopped) is None
     finally:
         guard.FRAMEWORK.stopped, guard.FRAMEWORK.visitor = before

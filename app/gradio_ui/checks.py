@@ -11,9 +11,8 @@ from typing import Callable
 
 import gradio as gr
 
-from app.gradio_ui.columns import Slot, check_parts
+from app.gradio_ui.columns import Slot, check_parts, view_options
 from app.gradio_ui.errors import user_facing, watched
-from app.gradio_ui.maps import view_options
 from app.gradio_ui.sessions import session
 from app.service import ModelRun
 from app.tabs import problem

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import Callable
 
 import gradio as gr
 import plotly.graph_objects as go
 
-from app.tabs.compare import Column, attention_controls
+from app.service import IG_DEFAULT_STEPS, ModelRun
+from app.tabs.compare import Column, CompareTab, attention_controls
 from app.views import alt_text
 from app.views import texts as text
-from app.views.attention import ATTENTION, LENS, MEAN
+from app.views.attention import ATTENTION, LENS, MEAN, ViewOptions
 from app.views.texts import LABEL
 from engine.analyses.attributions import METHODS
 
@@ -138,6 +140,40 @@ def check_parts(curves: go.Figure | None) -> list:
     (CompareTab.checked_curves), else the button that checks it."""
     shown = curves is not None
     return [gr.Button(visible=not shown), gr.Accordion(visible=shown), curves if shown else gr.skip()]
+
+
+def view_options(
+    layer: float | None, head: str | None, rollout: bool, method: str | None, target, steps
+) -> ViewOptions:
+    """A slot's controls as ViewOptions (the class as its index, steps for Integrated Gradients)."""
+    return ViewOptions(
+        int(layer or 1),
+        head or MEAN,
+        bool(rollout),
+        method or "",
+        None if target in (None, "") else int(target),
+        int(steps or IG_DEFAULT_STEPS),
+    )
+
+
+def unchecked() -> list:
+    """The check's parts while the map the controls ask for is not drawn: neither its button nor curves."""
+    return [gr.Button(visible=False), gr.Accordion(visible=False), gr.skip()]
+
+
+def offered(tab: CompareTab, slot: int) -> Callable:
+    """The handler after a slot's map request: the check's parts for the map its controls ask for (its curves once
+    checked, else the button; neither while that map is not drawn, after a Stop)."""
+
+    def parts(runs: list[ModelRun], steps: float, layer, head, rollout, method=None, target=None) -> list:
+        if slot >= len(runs):
+            return [gr.skip()] * 3
+        options = view_options(layer, head, rollout, method, target, steps)
+        if not options.computed(runs[slot]):
+            return unchecked()
+        return check_parts(tab.checked_curves(runs[slot], options))
+
+    return parts
 
 
 def compare_column(i: int) -> list:

@@ -11,37 +11,23 @@ from typing import Callable
 import gradio as gr
 import numpy as np
 
-from app.gradio_ui.columns import APPLYING_CONTROLS, Slot, check_parts
+from app.gradio_ui.columns import APPLYING_CONTROLS, Slot, check_parts, offered, unchecked, view_options
 from app.gradio_ui.errors import user_facing, watched
 from app.gradio_ui.sessions import session
-from app.service import IG_DEFAULT_STEPS, MAX_MODELS, ModelRun
+from app.service import MAX_MODELS, ModelRun
 from app.tabs import Problem
 from app.tabs.column_maps import ColumnMaps, stopped_line
 from app.tabs.compare import CompareTab, Look
 from app.views import alt_text
 from app.views import texts as text
-from app.views.attention import MEAN, ViewOptions
+from app.views.attention import ViewOptions
 
-DRAWN = 5  # a drawn map's updates: Slot.drawn
+DRAWN = 5  # a drawn map's updates in the steps' redraw: Slot.drawn
 
 
 def drawn_map(image: np.ndarray, caption: str) -> gr.Image:
     """A column's map with its text alternative (what its caption says)."""
     return gr.Image(image, alt_text=alt_text.map_of(text.MAP_TITLE, caption))
-
-
-def view_options(
-    layer: float | None, head: str | None, rollout: bool, method: str | None, target, steps
-) -> ViewOptions:
-    """A slot's controls as ViewOptions (the class as its index, steps for Integrated Gradients)."""
-    return ViewOptions(
-        int(layer or 1),
-        head or MEAN,
-        bool(rollout),
-        method or "",
-        None if target in (None, "") else int(target),
-        int(steps or IG_DEFAULT_STEPS),
-    )
 
 
 class Maps:
@@ -102,7 +88,7 @@ class Maps:
             options, started = view_options(layer, head, rollout, method, target, steps), time.monotonic()
             look = Look(colormap, opacity)
             drawn = self.draw(runs, slot, options, look, request, progress, started) if slot < len(runs) else None
-            return [gr.skip()] * (DRAWN + 1) if drawn is None else [*drawn, {**views, slot: options}]
+            return [gr.skip()] * 3 if drawn is None else [*drawn[:2], {**views, slot: options}]  # the map, its caption
 
         return view
 
@@ -201,10 +187,9 @@ class Maps:
         """The handler of one slot's Stop: stop its map work, hide the button, say that the map was not finished
         (the one shown is the previous map) and offer to compute it (a request ending now leaves that offer)."""
 
-        def stop(request: gr.Request) -> list:
+        def stop(request: gr.Request) -> tuple[gr.Button, str, gr.Button]:
             self.columns.stop(session(request), slot)
-            unchecked = [gr.Button(visible=False), gr.Accordion(visible=False), gr.skip()]  # nor a check of the map
-            return [gr.Button(visible=False), stopped_line(), gr.Button(visible=True), *unchecked]
+            return gr.Button(visible=False), stopped_line(), gr.Button(visible=True)
 
         return stop
 
@@ -238,7 +223,8 @@ class Maps:
         styled.then(self.settled_hides(range(MAX_MODELS)), None, stops_and_computes, **private)
         for i, slot in enumerate(slots):
             inputs = [state, views, colormap, opacity, steps, *slot.options]
-            outputs = [*slot.drawn, views]
+            outputs = [slot.view, slot.caption, views]
+            check_inputs = [state, steps, *slot.options]
             changes = [slot.layer.input, slot.head.input, slot.rollout.input, slot.method.input, slot.target.input]
             # the browser runs a trigger's listeners in the order made, each after the one before has finished:
             # the quick ones (the Stop button, the controls that apply) come before the map, which may take minutes
@@ -261,6 +247,7 @@ class Maps:
             )
             # its Stop and "Compute this map" go once the map asked for last is drawn (a Stop keeps Compute)
             chosen.then(self.settled_hides(range(i, i + 1)), None, [slot.stop, slot.compute], **private)
+            chosen.then(offered(self.tab, i), check_inputs, slot.check_parts, **private)
             # after a Stop, "Compute this map" computes the map the controls ask for
             computing = slot.compute.click(lambda: gr.Button(visible=False), None, slot.compute, **private)
             computing.then(self.stop_button(i), inputs, slot.stop, **private)
@@ -273,8 +260,10 @@ class Maps:
                 api_visibility="private",
             )
             asked.then(self.settled_hides(range(i, i + 1)), None, [slot.stop, slot.compute], **private)
-            stop_outputs = [slot.stop, slot.caption, slot.compute, *slot.check_parts]
+            asked.then(offered(self.tab, i), check_inputs, slot.check_parts, **private)
+            stop_outputs = [slot.stop, slot.caption, slot.compute]
             slot.stop.click(self.hide_stop(i), None, stop_outputs, queue=False, api_name=f"stop_{i}")
+            slot.stop.click(unchecked, None, slot.check_parts, **private)  # the map asked for is not drawn
             # the page cancels a listener's requests one after the other, each looked up once the one before is
             # cancelled: one listener per request, so that a slow cancel cannot reach a Compute pressed after it.
             # The steps' redraw (every column's) is not cancelled: the Stop stops this column's part of it

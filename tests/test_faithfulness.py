@@ -187,7 +187,7 @@ def test_a_columns_check_is_its_maps_alone_and_is_said_under_it(sample_photo: Pa
     drawn yet is not checked."""
     from app.service import AUTO, Service
     from app.tabs import Problem
-    from app.tabs.compare import CompareTab, Look
+    from app.tabs.compare import CheckShown, CompareTab, Look
     from app.views import texts as text
     from app.views.attention import ViewOptions
 
@@ -195,7 +195,7 @@ def test_a_columns_check_is_its_maps_alone_and_is_said_under_it(sample_photo: Pa
     page = tab.analyze(str(sample_photo), ["vit_cifar", "resnet50"], "", AUTO, Look())
     vit, resnet = page.runs
     shown = page.columns[0].options  # the default map: the last layer's attention, head mean
-    assert text.CHECK_TITLE not in page.columns[0].caption and page.columns[0].curves is None
+    assert text.CHECK_TITLE not in page.columns[0].caption and page.columns[0].check == CheckShown(True)
     caption, curves, line = tab.check(vit, shown)
     found = vit.checks[(shown.map_id(vit), vit.result.predictions[0][0].index)]
     assert caption.endswith(f"**{text.CHECK_TITLE}** {found.line()}.") and curves.layout.meta["alt"].endswith(
@@ -203,8 +203,12 @@ def test_a_columns_check_is_its_maps_alone_and_is_said_under_it(sample_photo: Pa
     )
     lines = curves.layout.title.text.split("<br>")  # whole in a column of four: the model on a line of its own
     assert lines[-1] == vit.result.label and all(len(line) <= 48 for line in lines), lines
+    checked = tab.check_shown(vit, shown)
+    assert not checked.offered and checked.curves is not None  # checked: its curves, no button
     other = ViewOptions(layer=3)
     assert text.CHECK_TITLE not in tab.view(vit, other, Look())[1] and tab.checked_curves(vit, other) is None
+    assert tab.check_shown(vit, other) == CheckShown(True)  # another map drawn: its own check offered
+    assert tab.check_shown(resnet, ViewOptions(method="Occlusion")) == CheckShown(False)  # not drawn: nothing
     assert tab.view(vit, shown, Look())[1] == caption  # back on the checked map: its line again
     passes = tab.service.forward_passes
     tab.check(vit, shown)

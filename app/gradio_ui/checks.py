@@ -42,8 +42,8 @@ def checking(tab: CompareTab, columns: ColumnMaps, slot: int) -> Callable:
         def stopped() -> bool:
             return columns.check_stopped_since(session(request), slot, started)
 
-        caption, curves, _ = tab.check(runs[slot], options, watched(progress, request, stopped))
-        return [caption, *check_parts(curves)]
+        caption, _, _ = tab.check(runs[slot], options, watched(progress, request, stopped))
+        return [caption, *check_parts(tab.check_shown(runs[slot], options))]
 
     return check
 

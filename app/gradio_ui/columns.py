@@ -7,10 +7,9 @@ from dataclasses import dataclass
 from typing import Callable
 
 import gradio as gr
-import plotly.graph_objects as go
 
 from app.service import IG_DEFAULT_STEPS, ModelRun
-from app.tabs.compare import Column, CompareTab, attention_controls
+from app.tabs.compare import CheckShown, Column, CompareTab, attention_controls
 from app.views import alt_text
 from app.views import texts as text
 from app.views.attention import ATTENTION, LENS, MEAN, ViewOptions
@@ -118,7 +117,7 @@ class Slot:
             self.not_offered: f"Not offered for this model: {column.not_offered}" if column.not_offered else "",
             self.lesion: gr.Dropdown(choices=column.units, value=column.lesion),
             self.compute: gr.Button(visible=False),
-            **dict(zip(self.check_parts, check_parts(column.curves))),
+            **dict(zip(self.check_parts, check_parts(column.check))),
             self.distance: gr.Markdown(column.distance, visible=bool(column.distance)),
             self.spectrum_column: gr.Column(visible=True),
             self.spectrum: column.spectrum,
@@ -135,11 +134,10 @@ class Slot:
         return [self.view, self.caption, *self.check_parts]
 
 
-def check_parts(curves: go.Figure | None) -> list:
-    """The check's parts for the map shown (Slot.check_parts' order): its curves where it has been checked
-    (CompareTab.checked_curves), else the button that checks it."""
-    shown = curves is not None
-    return [gr.Button(visible=not shown), gr.Accordion(visible=shown), curves if shown else gr.skip()]
+def check_parts(check: CheckShown) -> list:
+    """The check's parts as the page model decided them (CompareTab.check_shown), in Slot.check_parts' order."""
+    shown = check.curves is not None
+    return [gr.Button(visible=check.offered), gr.Accordion(visible=shown), check.curves if shown else gr.skip()]
 
 
 def view_options(
@@ -157,21 +155,17 @@ def view_options(
 
 
 def unchecked() -> list:
-    """The check's parts while the map the controls ask for is not drawn: neither its button nor curves."""
-    return [gr.Button(visible=False), gr.Accordion(visible=False), gr.skip()]
+    """The check's parts after a Stop: the map the controls ask for is not drawn (CompareTab.check_shown)."""
+    return check_parts(CheckShown(False))
 
 
 def offered(tab: CompareTab, slot: int) -> Callable:
-    """The handler after a slot's map request: the check's parts for the map its controls ask for (its curves once
-    checked, else the button; neither while that map is not drawn, after a Stop)."""
+    """The handler after a slot's map request: the check's parts for the map its controls ask for."""
 
     def parts(runs: list[ModelRun], steps: float, layer, head, rollout, method=None, target=None) -> list:
         if slot >= len(runs):
             return [gr.skip()] * 3
-        options = view_options(layer, head, rollout, method, target, steps)
-        if not options.computed(runs[slot]):
-            return unchecked()
-        return check_parts(tab.checked_curves(runs[slot], options))
+        return check_parts(tab.check_shown(runs[slot], view_options(layer, head, rollout, method, target, steps)))
 
     return parts
 

@@ -65,7 +65,7 @@ class Maps:
         if stopped():  # done as it was stopped: the Stop's message or the newer map stands
             return None
         self.columns.end(session(request), slot, started)
-        return [drawn_map(image, caption), caption, *check_parts(self.tab.checked_curves(runs[slot], options))]
+        return [drawn_map(image, caption), caption, *check_parts(self.tab.check_shown(runs[slot], options))]
 
     def redraw(self, slot: int) -> Callable:
         """The handler re-drawing one slot's map as its controls ask."""

@@ -163,12 +163,11 @@ def draw_map(i: int, column: Column, options: ViewOptions) -> None:
 def check_map(i: int, run: ModelRun, options: ViewOptions) -> None:
     """Under column `i`'s map: once checked, its deletion and insertion curves (its line is in the caption); else
     the button that checks it (with progress and a Stop), then the map's part of the page drawn again with the line."""
-    curves = tab().checked_curves(run, options)
-    if curves is not None:
+    check = tab().check_shown(run, options)
+    if check.curves is not None:
         with st.expander(LABEL.check_curves):
-            st.plotly_chart(curves, theme=None, key=key("check_plot", i))
-        return
-    if not st.button(LABEL.check_map, key=key("check", i)):
+            st.plotly_chart(check.curves, theme=None, key=key("check_plot", i))
+    if not check.offered or not st.button(LABEL.check_map, key=key("check", i)):
         return
     working = st.empty()
     with working.container():

@@ -61,6 +61,14 @@ def attention_controls(rollout: bool, method: str) -> tuple[bool, bool, bool]:
 
 
 @dataclass(frozen=True)
+class CheckShown:
+    """What a column shows of its map's check: the button that checks it, or its curves once checked."""
+
+    offered: bool  # the check's button
+    curves: go.Figure | None = None  # the map's deletion and insertion curves, once it has been checked
+
+
+@dataclass(frozen=True)
 class Look:
     """How maps and curves are drawn: colours, opacity, the variance axis, whose blocks Figs 8 and 9 shade."""
 
@@ -98,7 +106,7 @@ class Column:
     not_offered: str = ""  # Markdown: the methods left out, each with the reason
     classes: list[tuple[str, int]] = field(default_factory=list)  # (label, index) of the classes to explain
     options: ViewOptions = ViewOptions()  # what the map shows: method, class, layer, head, rollout
-    curves: go.Figure | None = None  # the map's deletion and insertion curves, once it has been checked
+    check: CheckShown = CheckShown(False)  # the map's check: offered, or its curves
 
     def chosen(
         self,
@@ -261,7 +269,7 @@ class CompareTab:
             not_offered="; ".join(f"**{m}**: {why}" for m, why in left_out),
             classes=classes,
             options=options,
-            curves=self.checked_curves(run, options),
+            check=self.check_shown(run, options),
         )
 
     @staticmethod
@@ -323,6 +331,15 @@ class CompareTab:
             )
         caption = with_check(render(run, options, "inferno", 0.0)[1], run, options)
         return caption, self.checked_curves(run, options), check_line(run, options)
+
+    @classmethod
+    def check_shown(cls, run: ModelRun, options: ViewOptions) -> CheckShown:
+        """The check of the map `options` choose: its curves once checked, else its button; neither while that map
+        is not drawn (a Stop left the previous one), since a check reads the map shown."""
+        if not options.computed(run):
+            return CheckShown(False)
+        curves = cls.checked_curves(run, options)
+        return CheckShown(curves is None, curves)
 
     @staticmethod
     def checked_curves(run: ModelRun, options: ViewOptions) -> go.Figure | None:

@@ -71,12 +71,17 @@ def test_a_successful_analyze_closes_an_earlier_error_toast(page, server_url: st
     expect(page.locator(".toast-body.error")).to_have_count(0, timeout=5_000)
 
 
-def test_a_refused_file_is_named_on_the_status_line_uncovered(page, server_url: str, tmp_path: Path):
+def chose_a_file_that_is_not_a_photo(page, server_url: str, tmp_path: Path) -> None:
+    """A fresh page given notes.jpg, a text file, as its photo."""
     bad = tmp_path / "notes.jpg"
     bad.write_text("this is not a photo")
     page.goto(server_url)
     page.get_by_role("button", name=LABEL.analyze).wait_for()
     page.locator("#image-input input[type=file]").set_input_files(str(bad))
+
+
+def test_a_refused_file_is_named_on_the_status_line_uncovered(page, server_url: str, tmp_path: Path):
+    chose_a_file_that_is_not_a_photo(page, server_url, tmp_path)
     page.get_by_role("button", name=LABEL.analyze).click()
     status = page.locator("#status")
     expect(status).to_contain_text("notes.jpg: not an image, or a format that cannot be read", timeout=TIMEOUT_MS)
@@ -87,11 +92,7 @@ def test_a_refused_file_is_named_on_the_status_line_uncovered(page, server_url: 
 
 
 def test_a_file_that_is_not_an_image_is_named_once_in_one_toast(page, server_url: str, tmp_path: Path):
-    bad = tmp_path / "notes.jpg"
-    bad.write_text("this is not a photo")
-    page.goto(server_url)
-    page.get_by_role("button", name=LABEL.analyze).wait_for()
-    page.locator("#image-input input[type=file]").set_input_files(str(bad))
+    chose_a_file_that_is_not_a_photo(page, server_url, tmp_path)
     expect(page.locator("#image-input .unshown")).to_be_visible(timeout=TIMEOUT_MS)
     page.wait_for_timeout(2000)  # the AlterNet tab's curves follow the photo: they have answered, without a toast
     expect(page.locator(".toast-body")).to_have_count(0)

@@ -9,8 +9,6 @@ Gradio upgrade that moves one of them fails tests/test_framework_internals.py, w
 
 from __future__ import annotations
 
-import inspect
-import re
 from typing import Callable
 
 import gradio as gr
@@ -21,6 +19,7 @@ from gradio.state_holder import StateHolder
 from gradio.utils import get_upload_folder
 
 from app import guard
+from app.server import adapters
 
 __all__ = ("ImageData",)  # the payload of an image upload, as the photo's preview check reads it
 
@@ -41,17 +40,8 @@ USED = (
 
 
 def missing() -> list[str]:
-    """The internals this module reads that the installed Gradio does not have ('Queue.active_jobs'): a class
-    attribute, or one its methods set."""
-    return [f"{owner.__name__}.{name}" for owner, name in USED if not _has(owner, name)]
-
-
-def _has(owner: type, name: str) -> bool:
-    try:
-        source = inspect.getsource(owner)  # an attribute its methods set (in __init__, or Blocks.queue's _queue)
-    except (OSError, TypeError):
-        source = ""
-    return hasattr(owner, name) or re.search(rf"self\.{name}\s*[:=]", source) is not None
+    """The internals this module reads that the installed Gradio does not have ('Class.attribute')."""
+    return adapters.missing(USED)
 
 
 def queue_of(blocks: gr.Blocks | None) -> Queue | None:

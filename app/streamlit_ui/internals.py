@@ -10,8 +10,6 @@ session holds. A Streamlit upgrade that moves one of them fails tests/test_frame
 
 from __future__ import annotations
 
-import inspect
-import re
 import threading
 from typing import Any
 
@@ -22,6 +20,8 @@ from streamlit.runtime.runtime import Runtime
 from streamlit.runtime.scriptrunner import add_script_run_ctx, get_script_run_ctx
 from streamlit.runtime.scriptrunner_utils.script_requests import ScriptRequests, ScriptRequestType
 from streamlit.runtime.scriptrunner_utils.script_run_context import ScriptRunContext
+
+from app.server import adapters
 
 # what this module reads: (class, attribute) pairs, checked against the pinned Streamlit by `missing`
 USED = (
@@ -42,22 +42,8 @@ USED = (
 
 
 def missing() -> list[str]:
-    """The internals this module reads that the installed Streamlit does not have ('ScriptRequests._rerun_data'): a
-    class attribute, or one its methods set."""
-    return [f"{owner.__name__}.{name}" for owner, name in USED if not _has(owner, name)]
-
-
-def _has(owner: type, name: str) -> bool:
-    try:
-        source = inspect.getsource(owner)
-    except (OSError, TypeError):
-        source = ""
-    return hasattr(owner, name) or re.search(rf"self\.{name}\s*[:=]", source) is not None or _field(owner, name)
-
-
-def _field(owner: type, name: str) -> bool:
-    """A dataclass field (ScriptRunContext's)."""
-    return name in getattr(owner, "__dataclass_fields__", {})
+    """The internals this module reads that the installed Streamlit does not have ('Class.attribute')."""
+    return adapters.missing(USED)
 
 
 def script_context() -> ScriptRunContext | None:

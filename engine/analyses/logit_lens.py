@@ -162,6 +162,6 @@ class LogitLens(ModelAnalysis):
         """The final class's logit of each patch token read alone, on the patch grid (token models)."""
         if per_patch is None or latent.dim() != 3:
             return None
-        patch = per_patch(latent[0, self.model.module.num_prefix_tokens :]).float()[:, final].cpu()
-        side = math.isqrt(len(patch))
-        return patch.reshape(side, side).numpy() if side * side == len(patch) else None
+        patch = per_patch(latent[0, self.model.module.num_prefix_tokens :]).float()[:, final]
+        side = math.isqrt(len(patch))  # copied out: a view would keep every class's logits (a run 19 MB larger)
+        return patch.reshape(side, side).cpu().numpy().copy() if side * side == len(patch) else None

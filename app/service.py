@@ -86,7 +86,6 @@ Options = tuple[tuple[str, object], ...]
 Method = TypeVar("Method", bound=Callable[..., Any])
 Loading = tuple[int, engine.LoadedModel, Weights]  # position, loaded model, its weights
 Asked = Weights | str | None  # what a caller asks for: Weights, or a mode of WEIGHT_MODES (None, "": auto)
-MapKey = tuple[str, int, int]  # attribution method, class explained, Integrated Gradients' steps
 
 
 def default_models(online: bool) -> tuple[str, ...]:
@@ -130,14 +129,40 @@ def memory_budget(loaded: engine.LoadedModel) -> int:
     return SETTINGS.bytes(SETTINGS.request_mb)
 
 
-def map_key(method: str, target: object, steps: object = None) -> MapKey:
-    """A map's key on its run: (method, class, Integrated Gradients' steps or 0); refused for an unknown method, a
-    class that is not a whole number or steps out of range."""
-    cls = METHODS.get(method)
-    if cls is None:
-        raise refuse(f"no attribution method '{shown(method)}': one of {', '.join(METHODS)}", "unknown method")
-    steps = IG_DEFAULT_STEPS if steps is None else steps
-    return method, whole(target, "the class"), ig_steps(steps) if cls is IntegratedGradients else 0
+@dataclass(frozen=True)
+class MapKey:
+    """A map's key on its run, made here alone (`of`; `checked` for what a request asks): the method, the class it
+    explains and Integrated Gradients' steps (0 for every other method, whose map does not depend on them)."""
+
+    method: str
+    target: int
+    steps: int = 0
+
+    @classmethod
+    def of(cls, method: str, target: int, steps: int | None = None) -> MapKey:
+        """The key of `method`'s map of class `target` (steps: Integrated Gradients' only; None: its default)."""
+        steps = (IG_DEFAULT_STEPS if steps is None else int(steps)) if METHODS.get(method) is IntegratedGradients else 0
+        return cls(method, int(target), steps)
+
+    @classmethod
+    def checked(cls, method: str, target: object, steps: object = None) -> MapKey:
+        """The key of a map a request asks for; refused for an unknown method, a class that is not a whole number
+        or steps out of range."""
+        if method not in METHODS:
+            raise refuse(f"no attribution method '{shown(method)}': one of {', '.join(METHODS)}", "unknown method")
+        if METHODS[method] is IntegratedGradients:
+            steps = ig_steps(IG_DEFAULT_STEPS if steps is None else steps)
+        return cls.of(method, whole(target, "the class"), steps)
+
+
+@dataclass(frozen=True)
+class CheckKey:
+    """A check's key on its run, made here alone: what identifies the map checked (app.views.attention's
+    `ViewOptions.map_id`: an attribution's MapKey, the attention's layer, head and rollout, the lens's layer) and
+    the class whose probability it follows."""
+
+    shown: Hashable
+    target: int
 
 
 def on_model_thread(method: Method) -> Method:
@@ -170,8 +195,10 @@ class ModelRun:
     """One model's results on one image, plus Grad-CAM for models without attention.
 
     It keeps what the page shows and the model's input (made from the photo at full size), never the photo: a
-    12-megapixel photo is 36 MB, the input of a 224 px model 0.6 MB. A lesioned run keeps the unlesioned one as
-    `original`, so that clearing the lesion restores it.
+    12-megapixel photo is 36 MB, the input of a 224 px model 0.6 MB (a run of ResNet-18 or ViT-Ti/16 keeps about
+    0.9 MB: tests/test_session_memory.py). A lesioned run keeps the unlesioned one as `original`, so that clearing
+    the lesion restores it. Its maps and checks are what the service's calls returned, kept by the page model
+    (`keep`, on the page's own thread); the service only reads them.
     """
 
     result: ModelResult
@@ -184,7 +211,7 @@ class ModelRun:
     lesion: tuple[int, ...] = ()
     original: ModelRun | None = field(default=None, repr=False)
     maps: dict[MapKey, AttributionMap] = field(default_factory=dict, repr=False)  # computed once per run
-    checks: dict[tuple[Hashable, int], Faithfulness] = field(default_factory=dict, repr=False)  # a map's, by its key
+    checks: dict[CheckKey, Faithfulness] = field(default_factory=dict, repr=False)  # a map's check, by its key
     # (the random orders of a class, measured with its first check, are every later check's baseline)
     lens: LogitLensResult | None = None  # the logit lens: when the answer appears
     device: str = "cpu"  # where it was computed: 'cpu' or 'cuda'
@@ -199,6 +226,15 @@ class ModelRun:
     def bare(self) -> ModelRun:
         """This run without the maps, checks and unlesioned run it keeps: what a map or check of it needs."""
         return replace(self, maps={}, checks={}, original=None, restyled=None)
+
+    def keep(self, key: MapKey | CheckKey, found: AttributionMap | Faithfulness) -> None:
+        """Keep a map or a check the service returned for this run (the page model does, on the page's thread,
+        where the session holds the run), so that it is drawn again without computing."""
+        (self.maps if isinstance(key, MapKey) else self.checks)[key] = found  # type: ignore[index]
+
+    def baseline(self, target: int) -> RandomOrders | None:
+        """The random pixel orders measured with this run's first check of class `target` (None before one)."""
+        return next((found.random for key, found in self.checks.items() if key.target == target), None)
 
 
 @dataclass(frozen=True)
@@ -438,29 +474,31 @@ class Service:
     def attribution(
         self, run: ModelRun, method: str, target: int, steps: int | None = None, report: Report | None = None
     ) -> AttributionMap:
-        """`method`'s map of `run` (its photo, model and lesion) for class `target`: computed once, then kept
-        on the run; `steps` for Integrated Gradients (None: the engine's default). Refused for a class or steps out
-        of range, or a map over the request's memory or time budget (its internal batch is sized to fit first);
-        EngineError for a method that does not apply, with the reason."""
-        key = map_key(method, target, steps)
-        return self.kept(run.maps, key, Service._attribution, run.bare(), *key, report=report)
+        """`method`'s map of `run` (its photo, model and lesion) for class `target`, returned (the caller keeps it:
+        `ModelRun.keep`); a map the run holds already is returned as it is, and a second ask while the same map of
+        the same run is computed waits for it. `steps` for Integrated Gradients (None: the engine's default).
+        Refused for a class or steps out of range, or a map over the request's memory or time budget (its internal
+        batch is sized to fit first); EngineError for a method that does not apply, with the reason."""
+        key = MapKey.checked(method, target, steps)
+        if key in run.maps:
+            return run.maps[key]
+        return self.once(run, key, Service._attribution, run.bare(), key, report=report)
 
-    def kept(self, store: dict, key: Hashable, job: Callable[..., Any], *args, **kwargs) -> Any:
-        """`store[key]` (a run's maps or checks), made by model job `job` (a Service method, undecorated) with
-        `args` where it is not there yet; looked up and kept where model work runs (Runner.call_kept)."""
-        return self.runner.call_kept(store, key, job, (self, *args), kwargs)
+    def once(self, run: ModelRun, key: Hashable, job: Callable[..., Any], *args, **kwargs) -> Any:
+        """Model job `job` (a Service method, undecorated) with `args`, where model work runs; asked again while the
+        same job of the same `run` (the caller's, alive while it waits) runs, it waits for that one's result
+        (Runner.call_once). Nothing is kept here: the caller keeps what it returns."""
+        return self.runner.call_once((id(run), key), job, (self, *args), kwargs)
 
-    def _attribution(
-        self, run: ModelRun, method: str, target: int, steps: int, report: Report | None = None
-    ) -> AttributionMap:
-        """The map of `map_key`'s (method, target, steps) on `run`, made on the model thread and returned."""
-        cls = METHODS[method]
-        loaded = self._loaded_for(run, target)
-        analysis = cls(loaded, steps=steps) if cls is IntegratedGradients else cls(loaded)
-        progress = self._bounded(analysis, loaded, method, report)
+    def _attribution(self, run: ModelRun, key: MapKey, report: Report | None = None) -> AttributionMap:
+        """The map `key` names on `run`, made on the model thread and returned."""
+        cls = METHODS[key.method]
+        loaded = self._loaded_for(run, key.target)
+        analysis = cls(loaded, steps=key.steps) if cls is IntegratedGradients else cls(loaded)
+        progress = self._bounded(analysis, loaded, key.method, report)
         try:
             with engine.Lesion(loaded, run.lesion):
-                return analysis.attribute(run.inputs, target, progress)
+                return analysis.attribute(run.inputs, key.target, progress)
         finally:
             give_back()
 
@@ -514,19 +552,18 @@ class Service:
         return progress
 
     def faithfulness(
-        self, run: ModelRun, what: Hashable, heat: np.ndarray, target: int, method: str, report: Report | None = None
+        self, run: ModelRun, key: CheckKey, heat: np.ndarray, method: str, report: Report | None = None
     ) -> Faithfulness:
         """Deletion and insertion (engine.DeletionInsertion) of map `heat` of `run` (its photo, model and lesion) for
-        class `target`: how fast the class's probability falls as the map's pixels go, beside random orders (measured
-        once per run and class, shared by its maps). Kept on the run under `what` (the map's key) and `target`; under
-        the request's memory and time budgets, as a map is."""
-        key = (what, whole(target, "the class"))
+        class `key.target`: how fast the class's probability falls as the map's pixels go, beside random orders
+        (measured once per run and class, shared by its maps: `ModelRun.baseline`). Returned (the caller keeps it
+        under `key`: `ModelRun.keep`); a check the run holds already is returned as it is. Under the request's
+        memory and time budgets, as a map is."""
+        key = replace(key, target=whole(key.target, "the class"))
         if key in run.checks:
             return run.checks[key]
-        random = next((found.random for (_, cls), found in run.checks.items() if cls == key[1]), None)
-        return self.kept(
-            run.checks, key, Service._faithfulness, run.bare(), heat, key[1], method, random, report=report
-        )
+        random = run.baseline(key.target)
+        return self.once(run, key, Service._faithfulness, run.bare(), heat, key.target, method, random, report=report)
 
     def _faithfulness(
         self,

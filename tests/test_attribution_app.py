@@ -110,5 +110,5 @@ def test_streamlit_offers_the_methods_per_column_and_redraws_with_the_chosen_one
     at.selectbox(key=ckey(at, "method", 1)).set_value("Saliency").run()
     assert not at.exception and service().forward_passes > passes
     run = at.session_state["runs"][1]
-    assert [key[0] for key in run.maps] == ["Saliency"]
+    assert [key.method for key in run.maps] == ["Saliency"]
     assert run.maps[next(iter(run.maps))].target == run.result.predictions[0][1].index  # the chosen class

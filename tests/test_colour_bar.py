@@ -11,7 +11,7 @@ import pytest
 from plotly.colors import get_colorscale, hex_to_rgb, unlabel_rgb
 
 from app import export
-from app.service import AUTO, ModelRun, Service
+from app.service import AUTO, MapKey, ModelRun, Service
 from app.views import alt_text
 from app.views.attention import ATTENTION, DISPLAY_SIZE, MEAN, UNITS, ViewOptions, lookup_table, overlay, render
 from app.views.colour_bar import DIVERGING, MARGIN, STRIP, TYPE_PX, Scale, _font, _tick_rows, number, with_colour_bar
@@ -75,9 +75,10 @@ def test_a_signed_map_is_centred_on_zero_blue_against_red_for():
 def test_integrated_gradients_is_drawn_signed_with_its_attributions_on_the_bar(runs):
     service, resnet = Service.start(), runs[1]
     target = resnet.result.predictions[0][0].index
-    service.attribution(resnet, "Integrated Gradients", target, 8)
+    key = MapKey.of("Integrated Gradients", target, 8)
+    resnet.keep(key, service.attribution(resnet, "Integrated Gradients", target, 8))
     image, caption = render(resnet, ViewOptions(method="Integrated Gradients", steps=8), "inferno", 0.6)
-    raw = resnet.maps[("Integrated Gradients", target, 8)].raw
+    raw = resnet.maps[key].raw
     peak = number(float(np.abs(raw).max()))
     assert f"Colour scale: blue -{peak} (against the class), white 0, red {peak} (for it)" in caption
     blue, red = ends(DIVERGING)

@@ -185,7 +185,7 @@ def test_a_columns_check_is_its_maps_alone_and_is_said_under_it(sample_photo: Pa
     """The page model: the check's line follows the map it was made on (another map shows none, the checked one
     shows it again), the curves come with it, a random-weights model says its score tells nothing, and a map not
     drawn yet is not checked."""
-    from app.service import AUTO, Service
+    from app.service import AUTO, CheckKey, Service
     from app.tabs import Problem
     from app.tabs.compare import CheckShown, CompareTab, Look
     from app.views import texts as text
@@ -197,7 +197,7 @@ def test_a_columns_check_is_its_maps_alone_and_is_said_under_it(sample_photo: Pa
     shown = page.columns[0].options  # the default map: the last layer's attention, head mean
     assert text.CHECK_TITLE not in page.columns[0].caption and page.columns[0].check == CheckShown(True)
     caption, curves, line = tab.check(vit, shown)
-    found = vit.checks[(shown.map_id(vit), vit.result.predictions[0][0].index)]
+    found = vit.checks[CheckKey(shown.map_id(vit), vit.result.predictions[0][0].index)]
     assert caption.endswith(f"**{text.CHECK_TITLE}** {found.line()}.") and curves.layout.meta["alt"].endswith(
         found.line()
     )

@@ -8,7 +8,7 @@ from types import SimpleNamespace
 from app.cifar_lab import CifarLab
 from app.server import gpu_cost
 from app.server.zero_gpu import Job
-from app.service import Service
+from app.service import MapKey, Service
 
 
 def test_flops_agree_with_the_published_count():
@@ -27,9 +27,9 @@ def test_asks_are_within_the_cap_and_grow_with_the_work():
         return gpu_cost.seconds(Job(owner, Service, method, args, {}, models=models))
 
     plain = asked("_analyze", (None, ["resnet50"]))
-    saliency = asked("_attribution", (run, "Saliency", 0, 0))
-    steps_8 = asked("_attribution", (run, "Integrated Gradients", 0, 8))
-    steps_128 = asked("_attribution", (run, "Integrated Gradients", 0, 128))
+    saliency = asked("_attribution", (run, MapKey.of("Saliency", 0)))
+    steps_8 = asked("_attribution", (run, MapKey.of("Integrated Gradients", 0, 8)))
+    steps_128 = asked("_attribution", (run, MapKey.of("Integrated Gradients", 0, 128)))
     subset = asked("analyze_subset", (None, 1000), CifarLab)
     every = [plain, saliency, steps_8, steps_128, subset]
     assert all(gpu_cost.MIN_S <= seconds <= gpu_cost.CAP_S and seconds != 60 for seconds in every), every

@@ -17,7 +17,7 @@ from PIL import Image
 
 from app import export
 from app.cifar_lab import CifarLab
-from app.service import AUTO, OFFLINE_MODELS, Service, default_models
+from app.service import AUTO, OFFLINE_MODELS, MapKey, Service, default_models
 from app.tabs import Problem
 from app.tabs.alternet import AlterNetTab
 from app.tabs.compare import CompareTab, Look
@@ -119,7 +119,7 @@ def test_a_switched_off_unit_is_named_as_in_its_picker_and_the_stored_counts_are
 def test_an_empty_map_is_said_to_be_empty_and_leaves_the_photo_as_it_is(service: Service, runs):
     run = runs[0]
     target = run.result.predictions[0][0].index
-    run.maps[("Occlusion", target, 0)] = AttributionMap("Occlusion", target, "x", np.zeros((32, 32), np.float32))
+    run.keep(MapKey.of("Occlusion", target), AttributionMap("Occlusion", target, "x", np.zeros((32, 32), np.float32)))
     image, caption = render(run, ViewOptions(method="Occlusion"), "inferno", 0.6)
     plain, _ = render(run, ViewOptions(method="Occlusion"), "inferno", 0.0)  # no overlay at all
     assert "This map is empty" in caption
@@ -129,7 +129,7 @@ def test_an_empty_map_is_said_to_be_empty_and_leaves_the_photo_as_it_is(service:
 def test_integrated_gradients_says_what_its_delta_means(service: Service, runs):
     run = runs[0]
     target = run.result.predictions[0][0].index
-    service.attribution(run, "Integrated Gradients", target, 8)
+    run.keep(MapKey.of("Integrated Gradients", target, 8), service.attribution(run, "Integrated Gradients", target, 8))
     _, caption = render(run, ViewOptions(method="Integrated Gradients", steps=8), "inferno", 0.6)
     assert "convergence delta" not in caption
     assert "completeness error" in caption and "class score rises" in caption and "more steps shrink it" in caption

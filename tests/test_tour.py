@@ -199,12 +199,11 @@ def test_the_last_step_checks_each_models_first_map_on_the_photo_and_says_which_
     trust = next(s for s in steps if s.key == "trust")
     for run in runs:  # the map the Compare tab shows first: the ViT's attention, the ResNet's Grad-CAM
         options = ViewOptions()
-        found = run.checks[(options.map_id(run), options.key(run)[1])]
+        found = run.checks[options.check_key(run)]
         assert found.method == options.method_for(run) and found.line() in trust.verdict.text
     assert trust.verdict.text.count("random weights, this score tells nothing") == len(runs)
     assert [trace.y for trace in trust.figure.data[1::2]] == [
-        tuple(run.checks[(ViewOptions().map_id(run), ViewOptions().key(run)[1])].random.deletion.probabilities)
-        for run in runs
+        tuple(run.checks[ViewOptions().check_key(run)].random.deletion.probabilities) for run in runs
     ]
     stored = figure_verdicts("maps", json.loads(Path(STORE).read_text())["findings"]["maps"])
     assert all(f"{v.outcome}** ({v.number}). {v.words}" in trust.verdict.text for v in stored) and len(stored) >= 5

@@ -56,10 +56,12 @@ def flops_and_bytes(name: str, options: tuple[tuple[str, Any], ...] = ()) -> tup
 
 def passes(method: str, kwargs: dict, models: int) -> int:
     """Image passes (a backward pass counted as two forward passes) of job `method` over its `models`."""
-    map_method = kwargs.get("method") or ""
+    key = kwargs.get("key")  # a map's MapKey (app.backend.service), else its method and steps by name
+    map_method = getattr(key, "method", None) or kwargs.get("method") or ""
+    steps = getattr(key, "steps", None) or kwargs.get("steps")
     per_map = {
         "SmoothGrad": 3 * SMOOTHGRAD_SAMPLES,
-        "Integrated Gradients": 3 * int(kwargs.get("steps") or IG_STEPS) + 2,
+        "Integrated Gradients": 3 * int(steps or IG_STEPS) + 2,
         "Occlusion": OCCLUSION_PASSES,
     }.get(map_method, 3)
     table = {

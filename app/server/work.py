@@ -16,16 +16,16 @@ and stop an abandoned job at its next batch boundary.
 from __future__ import annotations
 
 import contextvars
-import functools
 import threading
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any, Callable, Hashable, Iterator, Protocol
 
 from app.guard import Fairness, refuse, stoppable, visitor
 from app.server.turns import Turns
 
+WAITING = "Waiting for the same work, asked for just before"
 PER_VISITOR = Fairness().per_address  # jobs one visitor may have waiting or running
 MODEL_THREADS = 64  # jobs waiting for their turn or computing at once (Gradio's queue holds 64)
 
@@ -40,10 +40,11 @@ class Runner(Protocol):
     def call_here(self, fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
         """`fn(*args, **kwargs)` on this process's own models (loading a model to read its architecture)."""
 
-    def call_kept(self, store: dict, key: Hashable, fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
-        """`store[key]`, made by `fn(*args, **kwargs)` where model work runs when it is not there yet. It is looked up
-        and kept as the job takes its turn and ends, so that a second ask waiting behind the first finds it, and a
-        caller that stops waiting (a Streamlit rerun interrupts its page's thread) loses nothing."""
+    def call_once(self, key: Hashable, fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+        """`fn(*args, **kwargs)` where model work runs, as `call`; asked again with the same `key` while that job runs
+        (a Streamlit rerun asks again for the map its interrupted run waits for; a Gradio page sends a map's request
+        again), it waits for the running job's result instead of computing it again (and, if that job fails or is
+        stopped, runs its own). Nothing is kept: the callers keep what it returns."""
 
     def pause(self) -> None:
         """At a batch boundary: let another visitor's waiting job go first."""
@@ -52,16 +53,47 @@ class Runner(Protocol):
         """Seconds the calling job has computed so far (0 outside a job)."""
 
 
-def kept(store: dict, key: Hashable, fn: Callable[..., Any]) -> Callable[..., Any]:
-    """`fn` that returns `store[key]` when it is there, else makes it and keeps it there."""
+WAITING_S = 0.5  # how often a job waiting for the same job's result looks whether it must stop
 
-    @functools.wraps(fn)
-    def keeping(*args, **kwargs):
-        if key not in store:
-            store[key] = fn(*args, **kwargs)
-        return store[key]
 
-    return keeping
+class Flights:
+    """Jobs by key while they run: a second ask with the key of a running job waits for that job's result."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._running: dict[Hashable, Future] = {}
+
+    def once(self, key: Hashable, job: Callable[[], Any], waiting: Callable[[], None] = lambda: None) -> Any:
+        """`job()`, or the result of the job running under `key` (`waiting` is called every WAITING_S meanwhile, and
+        may raise to stop waiting); when that one fails or is stopped, this ask runs its own."""
+        while True:
+            with self._lock:
+                running, mine = self._running.get(key), False
+                if running is None:
+                    running = self._running[key] = Future()
+                    mine = True
+            if mine:
+                break
+            while True:
+                try:
+                    return running.result(WAITING_S)
+                except TimeoutError:
+                    waiting()
+                except Exception:  # noqa: BLE001 - its own ask's failure: this ask tries for itself
+                    break
+        try:
+            result = job()
+        except BaseException as exc:
+            self._end(key)
+            running.set_exception(exc)
+            raise
+        self._end(key)
+        running.set_result(result)
+        return result
+
+    def _end(self, key: Hashable) -> None:
+        with self._lock:
+            del self._running[key]
 
 
 def too_many(jobs: int) -> Exception:
@@ -106,6 +138,7 @@ class ModelThread:
     def __init__(self, threads: int = MODEL_THREADS) -> None:
         self.turns = Turns()
         self._pool = ThreadPoolExecutor(threads, thread_name_prefix="models")
+        self._flights = Flights()
 
     def call(self, fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
         if self.turns.holding():
@@ -122,8 +155,9 @@ class ModelThread:
 
     call_here = call
 
-    def call_kept(self, store: dict, key: Hashable, fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
-        return store[key] if key in store else self.call(kept(store, key, fn), args, kwargs)
+    def call_once(self, key: Hashable, fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+        told = stoppable(kwargs.get("report"))
+        return self._flights.once(key, lambda: self.call(fn, args, kwargs), lambda: told(0.0, WAITING))
 
     def pause(self) -> None:
         self.turns.pause()
@@ -140,8 +174,8 @@ class Inline:
 
     call_here = call
 
-    def call_kept(self, store: dict, key: Hashable, fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
-        return kept(store, key, fn)(*args, **kwargs)
+    def call_once(self, key: Hashable, fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+        return fn(*args, **kwargs)
 
     def pause(self) -> None:
         return None

@@ -212,10 +212,8 @@ class ZeroGPU:
     def call_here(self, fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
         return self.fallback.call(fn, args, kwargs)
 
-    def call_kept(self, store: dict, key: Hashable, fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
-        if key not in store:  # Gradio only: its handler's thread waits to the end
-            store[key] = self.call(fn, args, kwargs)
-        return store[key]
+    def call_once(self, key: Hashable, fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+        return self.call(fn, args, kwargs)  # Gradio only: each handler's thread waits to the end of its own job
 
     def pause(self) -> None:
         self.fallback.pause()

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Iterator
 
-from app.service import ModelRun
+from app.service import MapKey, ModelRun
 from app.views import texts as text
 from app.views.attention import ViewOptions
 from app.views.texts import LABEL
@@ -124,14 +124,14 @@ class StoppedMaps:
     Each entry names the run it was for (`run_key`: the column's model in this analysis), so that nothing carries
     over to another model or analysis. Kept in the session, small: a key and options per column, no image."""
 
-    stopped: dict[int, tuple[str, tuple]] = field(default_factory=dict)  # column: (run's key, map key) stopped
+    stopped: dict[int, tuple[str, MapKey]] = field(default_factory=dict)  # column: (run's key, map key) stopped
     drawn: dict[int, tuple[str, ViewOptions]] = field(default_factory=dict)  # column: (run's key, options) drawn
 
-    def stop(self, slot: int, run_key: str, asked: tuple) -> None:
+    def stop(self, slot: int, run_key: str, asked: MapKey) -> None:
         """The column's Stop, pressed while the map keyed `asked` (ViewOptions.key) was computed on the run."""
         self.stopped[slot] = (run_key, asked)
 
-    def is_stopped(self, slot: int, run_key: str, asked: tuple) -> bool:
+    def is_stopped(self, slot: int, run_key: str, asked: MapKey) -> bool:
         """Whether the map keyed `asked` on the run is the one the column's Stop left unfinished: it waits for
         Compute."""
         return self.stopped.get(slot) == (run_key, asked)

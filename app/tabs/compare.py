@@ -297,12 +297,12 @@ class CompareTab:
     ) -> tuple[np.ndarray, str]:
         """One model's map as `options` choose it, and its caption. The recorded attention and the top-1
         Grad-CAM are redraws; another method's map is computed once for the run's photo, model and lesion
-        (with progress), then redrawn from the run."""
+        (with progress), kept on the session's run, then redrawn from it."""
         started = time.monotonic()
         if not options.computed(run):
-            method, target, steps = options.key(run)
+            key = options.key(run)
             with problems():
-                self.service.attribution(run, method, target, steps, report=report)
+                run.keep(key, self.service.attribution(run, key.method, key.target, key.steps, report=report))
         when, latest = run.restyled or (0.0, look)
         look = latest if when > started else look  # the colours or opacity changed while it was computed
         image, caption = render(run, options, look.colormap, look.opacity)
@@ -324,11 +324,9 @@ class CompareTab:
         the curves while the caption has it: the map they belong to)."""
         if not options.computed(run):
             raise problem("Draw this map first: the check reads the map shown.")
-        selected = select_map(run, options)
+        selected, key = select_map(run, options), options.check_key(run)
         with problems():
-            self.service.faithfulness(
-                run, options.map_id(run), selected.values, options.key(run)[1], options.method_for(run), report
-            )
+            run.keep(key, self.service.faithfulness(run, key, selected.values, options.method_for(run), report))
         caption = with_check(render(run, options, "inferno", 0.0)[1], run, options)
         return caption, self.checked_curves(run, options), check_line(run, options)
 
@@ -446,7 +444,7 @@ class CompareTab:
                 drawn = {"image": named, **found.to_json()}
                 if faithfulness:
                     heat = found.map if found.raw is None else found.raw  # signed maps: most positive first
-                    key = ViewOptions(method=method, target=found.target).key(run)
-                    drawn["faithfulness"] = self.service.faithfulness(run, key, heat, found.target, method).to_json()
+                    key = ViewOptions(method=method, target=found.target).check_key(run)
+                    drawn["faithfulness"] = self.service.faithfulness(run, key, heat, method).to_json()
                 model["maps"] = [drawn]
             return out

@@ -152,14 +152,16 @@ class TourTab:
 
     def _trust(self, runs, look):
         """Each model's default map (the one the Compare tab shows first) checked on the photo, once per map (the
-        service keeps it on the run); then the stored map checks' verdicts over the CIFAR-10 test images."""
+        session's run keeps it); then the stored map checks' verdicts over the CIFAR-10 test images."""
         if missing := self._needs(runs):
             return None, None, missing
         options, checks = ViewOptions(), []
         for run in runs:
             values = select_map(run, options).values
             method = options.method_for(run)
-            checks.append(self.service.faithfulness(run, options.map_id(run), values, options.key(run)[1], method))
+            key = options.check_key(run)
+            checks.append(self.service.faithfulness(run, key, values, method))
+            run.keep(key, checks[-1])  # the Compare tab shows it under the same map
         lines = [
             f"- {run.result.label}'s {found.method} map: {found.line()}"
             + (f" ({text.CHECK_RANDOM})" if run.result.random_weights else "")

@@ -14,7 +14,7 @@ import numpy as np
 from PIL import Image
 from plotly.colors import sample_colorscale, unlabel_rgb
 
-from app.service import IG_DEFAULT_STEPS, ModelRun
+from app.service import IG_DEFAULT_STEPS, CheckKey, MapKey, ModelRun
 from app.views.colour_bar import DIVERGING, TYPE_PX, Scale, with_colour_bar
 from engine.results import AttributionMap
 
@@ -62,12 +62,12 @@ class ViewOptions:
         """Whether the map depends on the number of steps (Integrated Gradients')."""
         return self.method_for(run) == "Integrated Gradients"
 
-    def key(self, run: ModelRun) -> tuple[str, int, int]:
+    def key(self, run: ModelRun) -> MapKey:
         """The attribution map's key on the run (method, class, IG steps)."""
         target = run.result.predictions[0][0].index if self.target is None else int(self.target)
-        return self.method_for(run), target, self.steps if self.uses_steps(run) else 0
+        return MapKey.of(self.method_for(run), target, self.steps)
 
-    def map_id(self, run: ModelRun) -> tuple:
+    def map_id(self, run: ModelRun) -> tuple | MapKey:
         """What identifies the map shown for `run`, whatever controls do not apply to it: an attribution's key, the
         attention's layer, head and rollout, the logit lens's layer."""
         method = self.method_for(run)
@@ -77,14 +77,18 @@ class ViewOptions:
             return (LENS, self.layer)
         return self.key(run)
 
+    def check_key(self, run: ModelRun) -> CheckKey:
+        """The key of the check of the map shown for `run`: the map's id and its class."""
+        return CheckKey(self.map_id(run), self.key(run).target)
+
     def computed(self, run: ModelRun) -> bool:
         """Whether the map is there to draw without running the model."""
-        method, target, _ = self.key(run)
-        if method in PER_LAYER:
+        key = self.key(run)
+        if key.method in PER_LAYER:
             return True
-        if method == "Grad-CAM" and run.gradcam is not None and target == run.result.predictions[0][0].index:
+        if key.method == "Grad-CAM" and run.gradcam is not None and key.target == run.result.predictions[0][0].index:
             return True
-        return self.key(run) in run.maps
+        return key in run.maps
 
 
 @dataclass(frozen=True)
@@ -183,7 +187,8 @@ def select_map(run: ModelRun, options: ViewOptions) -> SelectedMap:
     """The (h, w) map the options ask for, in its own units (an attribution's values before scaling), with a
     caption saying what it is."""
     attention = run.result.attention
-    method, target, steps = options.key(run)
+    key = options.key(run)
+    method, target, steps = key.method, key.target, key.steps
     units = lens_units(run) if method == LENS else []
     if units:
         index = _layer_index(options, len(units))
@@ -198,7 +203,7 @@ def select_map(run: ModelRun, options: ViewOptions) -> SelectedMap:
         explained = _class_name(run, target)
         if method == "Grad-CAM" and run.gradcam is not None and target == run.result.predictions[0][0].index:
             return SelectedMap(run.gradcam, f"Grad-CAM of {explained} on the last stage", UNITS[method])
-        found = run.maps[(method, target, steps)]
+        found = run.maps[key]
         detail = {"Grad-CAM": " on the last stage", "Integrated Gradients": f", {steps} steps from black"}
         caption = f"{method} of {explained}{detail.get(method, '')}{completeness(found)}"
         values = found.map if found.raw is None else found.raw

@@ -1,5 +1,6 @@
-"""What the page says of a map's check (its deletion and insertion against random orders, kept on the run by the
-service): the line under the map, in its caption, on screen and in the exports; a map never shows another map's."""
+"""What the page says of a map's check (its deletion and insertion against random orders, returned by the service
+and kept on the session's run by the page model): the line under the map, in its caption, on screen and in the
+exports; a map never shows another map's."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from engine.analyses.faithfulness import Faithfulness
 
 def checked(run: ModelRun, options: ViewOptions) -> Faithfulness | None:
     """The check of the map `options` choose for `run`, if it has been made."""
-    return run.checks.get((options.map_id(run), options.key(run)[1]))
+    return run.checks.get(options.check_key(run))
 
 
 def check_line(run: ModelRun, options: ViewOptions) -> str:

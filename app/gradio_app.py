@@ -16,10 +16,11 @@ from dataclasses import dataclass
 import gradio as gr
 from starlette.middleware import Middleware
 
-from app.cifar_lab import CifarLab
+from app.backend.cifar_lab import CifarLab
+from app.backend.service import SAMPLES, Service
+from app.exports.paper_findings import PaperFindings
 from app.gradio_ui import alternet as alternet_panel
 from app.gradio_ui import dataset as dataset_panel
-from app.gradio_ui import internals
 from app.gradio_ui import paper as findings_panel
 from app.gradio_ui import tour as tour_panel
 from app.gradio_ui.api_defaults import ApiDefaults
@@ -30,11 +31,12 @@ from app.gradio_ui.photo import WATCH_PREVIEW
 from app.gradio_ui.sessions import Sessions
 from app.gradio_ui.styles import CSS, HEAD, THEME
 from app.gradio_ui.top import NAMING_SAMPLES, Top
-from app.guard import Proxies, RequestGuard, SessionFiles, Uploads
-from app.logs import configure as configure_logging
-from app.paper_findings import PaperFindings
+from app.server import gradio_adapter as internals
+from app.server.logs import configure as configure_logging
+from app.server.middleware import RequestGuard
 from app.server.settings import SETTINGS
-from app.service import SAMPLES, Service
+from app.server.uploads import SessionFiles, Uploads
+from app.server.visitors import Proxies
 from app.tabs.alternet import AlterNetTab
 from app.tabs.compare import CompareTab
 from app.tabs.dataset import DatasetTab

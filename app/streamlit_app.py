@@ -19,14 +19,14 @@ import streamlit as st
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # `streamlit run` puts app/ first, not the repo
 
-from app.guard import VISITOR  # noqa: E402
-from app.logs import configure as configure_logging  # noqa: E402
-from app.service import AUTO, MAX_MODELS, WEIGHT_LABELS, WEIGHT_MODES, default_models  # noqa: E402
-from app.streamlit_guard import CLOSED  # noqa: E402
+from app.backend.service import AUTO, MAX_MODELS, WEIGHT_LABELS, WEIGHT_MODES, default_models  # noqa: E402
+from app.server.context import VISITOR  # noqa: E402
+from app.server.logs import configure as configure_logging  # noqa: E402
+from app.server.streamlit_adapter import session_id  # noqa: E402
+from app.server.streamlit_guard import CLOSED  # noqa: E402
 from app.streamlit_ui.alternet import alternet_tab  # noqa: E402
 from app.streamlit_ui.compare import analyze, compare_tab  # noqa: E402
 from app.streamlit_ui.dataset import dataset_section  # noqa: E402
-from app.streamlit_ui.internals import session_id  # noqa: E402
 from app.streamlit_ui.lazy import drawn  # noqa: E402
 from app.streamlit_ui.paper import paper_tab, paper_widget  # noqa: E402
 from app.streamlit_ui.photo import digest, photo  # noqa: E402
@@ -42,7 +42,7 @@ st.set_page_config(page_title="ViT explorer", page_icon="🔭", layout="wide")
 state = st.session_state
 state.setdefault("runs", [])
 # whose turn this session's model work takes: its visitor (served by app/streamlit_server.py, the address behind
-# the trusted proxies only); a session seen now is not closed (app/streamlit_guard.Closed)
+# the trusted proxies only); a session seen now is not closed (app/server/streamlit_guard.Closed)
 VISITOR.set(st.context.ip_address or "local")
 SESSION = session_id()
 CLOSED.seen(SESSION)

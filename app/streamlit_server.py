@@ -2,7 +2,7 @@
 
     streamlit run app/streamlit_server.py      (or: bash scripts/run.sh --ui streamlit)
 
-Each visitor is counted behind the trusted proxies and their uploads are bounded (app.streamlit_guard
+Each visitor is counted behind the trusted proxies and their uploads are bounded (app.server.streamlit_guard
 .StreamlitGuard); closed pages' sessions let go of what they hold (serving.sweeping).
 """
 
@@ -14,6 +14,6 @@ from starlette.middleware import Middleware
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # `streamlit run` puts app/ first, not the repo
 
-from app.streamlit_guard import StreamlitGuard, sweeping  # noqa: E402
+from app.server.streamlit_guard import StreamlitGuard, sweeping  # noqa: E402
 
 app = st.App("streamlit_app.py", middleware=[Middleware(StreamlitGuard)], lifespan=sweeping)

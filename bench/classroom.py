@@ -55,7 +55,7 @@ from PIL import Image
 from server import ROOT, free_port, gradio_server, tree_mb
 
 SAMPLE = ROOT / "assets" / "samples" / "cat.jpg"
-MODELS = ["preact_resnet", "alternet", "vit_cifar"]  # app.service's offline defaults
+MODELS = ["preact_resnet", "alternet", "vit_cifar"]  # app.backend.service's offline defaults
 MAPS = [(0, "Saliency"), (2, "Occlusion")]  # (column, method) a student asks for
 FIGURE = "fig9-variance"
 TOUR_STEPS = 7  # app.tabs.tour.KEYS

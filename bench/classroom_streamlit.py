@@ -61,7 +61,7 @@ from streamlit_uploads import PICKER
 
 sys.path.insert(0, str(ROOT))  # the repository, for the tests' Streamlit helpers and app's labels
 
-from app.service import OFFLINE_MODELS, WEIGHT_LABELS  # noqa: E402
+from app.backend.service import OFFLINE_MODELS, WEIGHT_LABELS  # noqa: E402
 from app.views.texts import LABEL  # noqa: E402
 from engine.models.registry import get_spec  # noqa: E402
 from tests.conftest import CHROMIUM, CHROMIUM_ARGS, streamlit_server  # noqa: E402

@@ -5,7 +5,7 @@
 Runs, in this order, each within its own time budget, and starts no item after `--minutes` (7.5):
 - engine: bench/engine_speed.py, every registered ImageNet model at batch 1 and 32 (plain forward against the full
   analysis; goal on a GPU: at most 1.05x at batch 32);
-- analyze: the /analyze API's work through app.service.Service (analyze, then the JSON), first call and warm;
+- analyze: the /analyze API's work through app.backend.service.Service (analyze, then the JSON), first call and warm;
 - curves: bench/curves_speed.py, dataset curves against plain inference at batch 64 over generated JPEGs (goal on
   a GPU: 0.9x or more);
 - attribution: every method of engine.analyses.attributions and the one-pass attention analysis, one image;
@@ -50,7 +50,7 @@ import engine_speed  # noqa: E402
 import train_speed  # noqa: E402
 
 import engine  # noqa: E402
-from app.service import DEFAULT_MODELS, SAMPLES, Service  # noqa: E402
+from app.backend.service import DEFAULT_MODELS, SAMPLES, Service  # noqa: E402
 from engine.analyses.attributions import METHODS, unsupported  # noqa: E402
 from engine.models.registry import resolve_device  # noqa: E402
 
@@ -220,7 +220,7 @@ def analyze_benchmark(device: torch.device, quick: bool) -> Benchmark:
 
     return Benchmark(
         "analyze",
-        "/analyze latency through app.service.Service (analyze + its JSON; cat.jpg, random weights)",
+        "/analyze latency through app.backend.service.Service (analyze + its JSON; cat.jpg, random weights)",
         20 if quick else 45,
         "| models | first call, model loaded (s) | warm (ms) |\n|---|---:|---:|",
         {"photo": photo.name, "warm repeats": repeats, "warm": "median"},

@@ -23,7 +23,7 @@ MODELS = ["vit_tiny_patch16_224", "resnet50", "eva02_large_patch14_448", "beit_l
 MODELS += ["maxvit_large_tf_512"]  # the issue's three largest, and two everyday ones
 MEASURE = """
 import json, re, sys
-from app.service import Service
+from app.backend.service import Service
 from engine.analyses.budget import footprint, plain_bytes
 service, name, run = Service(), sys.argv[1], sys.argv[3] == "run"
 loaded = service.load(name, service.weights_for(name, "random"))

@@ -76,7 +76,7 @@ def upload(url: str, photo: Path, n: int) -> dict:
 def session_sizes(demo) -> dict[str, dict[str, float]]:
     """Each page session's own bytes (MB): all it stores, its State values (the runs, ...) and its components'
     kept values and config, without what is reachable from the page itself (shared by every session)."""
-    from app.gradio_ui.internals import sessions
+    from app.server.gradio_adapter import sessions
     from app.server.sizes import kept_bytes, reachable
 
     gc.collect()

@@ -1,5 +1,5 @@
 """Streamlit under hostile uploads (not a test): the real Streamlit server (`streamlit run app/streamlit_server.py`,
-its uploads behind app.streamlit_guard.StreamlitGuard) and real headless Chromium pages, one browser context
+its uploads behind app.server.streamlit_guard.StreamlitGuard) and real headless Chromium pages, one browser context
 (one Streamlit session) each, all from one address (127.0.0.1).
 
     .venv/bin/python bench/streamlit_uploads.py [--sessions 6] [--uploads 40] [--pages 8] [--upload-mb 49]

@@ -13,11 +13,11 @@ from types import SimpleNamespace
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repository, for `app`
 
-from app.cifar_lab import CifarLab  # noqa: E402
-from app.paper_findings import PaperFindings  # noqa: E402
+from app.backend.cifar_lab import CifarLab  # noqa: E402
+from app.backend.service import Service  # noqa: E402
+from app.exports.paper_findings import PaperFindings  # noqa: E402
 from app.server import gpu_cost  # noqa: E402
 from app.server.zero_gpu import Job  # noqa: E402
-from app.service import Service  # noqa: E402
 
 CIFAR = ["preact_resnet", "alternet", "vit_cifar"]
 

@@ -15,8 +15,8 @@ from PIL import Image
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from app import export  # noqa: E402
-from app.paper_findings import for_slides, sections  # noqa: E402
+from app.exports import export  # noqa: E402
+from app.exports.paper_findings import for_slides, sections  # noqa: E402
 from app.views.tour import buildup_figure, buildup_points  # noqa: E402
 from engine.paper.buildup import buildup_runs  # noqa: E402
 

@@ -13,7 +13,7 @@ import pytest
 import torch
 
 import engine
-from app import paper_findings
+from app.exports import paper_findings
 from engine import analyses
 from engine.analyses.base import ModelAnalysis
 from engine.data.cifar_subset import subset

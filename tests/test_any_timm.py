@@ -21,7 +21,7 @@ from timm.models.mobilevit import LinearSelfAttention
 from timm.models.swin_transformer import WindowAttention
 
 import engine
-from app.service import Service, picked_models
+from app.backend.service import Service, picked_models
 from engine.analyses.gradcam import cam_block
 from engine.models.registry import LoadedModel
 from engine.models.timm_blocks import timm_split

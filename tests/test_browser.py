@@ -7,7 +7,7 @@ from pathlib import Path
 from gradio_client import Client
 from playwright.sync_api import expect
 
-from app.service import OFFLINE_MODELS
+from app.backend.service import OFFLINE_MODELS
 
 ANALYSIS_TIMEOUT_MS = 180_000
 

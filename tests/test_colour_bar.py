@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from plotly.colors import get_colorscale, hex_to_rgb, unlabel_rgb
 
-from app import export
-from app.service import AUTO, MapKey, ModelRun, Service
+from app.backend.service import AUTO, MapKey, ModelRun, Service
+from app.exports import export
 from app.views import alt_text
 from app.views.attention import ATTENTION, DISPLAY_SIZE, MEAN, UNITS, ViewOptions, lookup_table, overlay, render
 from app.views.colour_bar import DIVERGING, MARGIN, STRIP, TYPE_PX, Scale, _font, _tick_rows, number, with_colour_bar

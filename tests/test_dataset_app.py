@@ -15,7 +15,7 @@ from gradio_client.exceptions import AppError
 from PIL import Image
 
 import engine
-from app.service import MAX_DATASET_IMAGES, OFFLINE_MODELS
+from app.backend.service import MAX_DATASET_IMAGES, OFFLINE_MODELS
 from engine.analyses.dataset_curves import DatasetCurves
 from tests.test_browser import trace_count
 

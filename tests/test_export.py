@@ -17,7 +17,7 @@ from gradio_client import Client, handle_file
 from PIL import Image
 from pypdf import PdfReader
 
-from app import export
+from app.exports import export
 from app.views.attention import ATTENTION, DISPLAY_SIZE, UNITS
 from app.views.colour_bar import STRIP, Scale, with_colour_bar
 from tests.conftest import ROOT
@@ -36,7 +36,7 @@ def pack(tmp_path_factory, sample_photo: Path) -> zipfile.ZipFile:
         [
             sys.executable,
             "-m",
-            "app.export",
+            "app.exports.export",
             str(sample_photo),
             str(coffee),
             *[a for m in MODELS for a in ("--model", m)],

@@ -12,8 +12,8 @@ from pathlib import Path
 import plotly.graph_objects as go
 import pytest
 
-from app import export
-from app.export_browser import ExportBrowser, ExportError, browser_path
+from app.exports import export
+from app.exports.export_browser import ExportBrowser, ExportError, browser_path
 
 
 def browser_processes() -> int:

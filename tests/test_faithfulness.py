@@ -185,7 +185,7 @@ def test_a_columns_check_is_its_maps_alone_and_is_said_under_it(sample_photo: Pa
     """The page model: the check's line follows the map it was made on (another map shows none, the checked one
     shows it again), the curves come with it, a random-weights model says its score tells nothing, and a map not
     drawn yet is not checked."""
-    from app.service import AUTO, CheckKey, Service
+    from app.backend.service import AUTO, CheckKey, Service
     from app.tabs import Problem
     from app.tabs.compare import CheckShown, CompareTab, Look
     from app.views import texts as text
@@ -226,7 +226,7 @@ def test_the_teaching_pack_says_a_checked_maps_line(sample_photo: Path):
     import zipfile
     from io import BytesIO
 
-    from app.service import AUTO, Service
+    from app.backend.service import AUTO, Service
     from app.tabs.compare import CompareTab, Look
 
     tab = CompareTab(Service.start())

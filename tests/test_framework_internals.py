@@ -1,6 +1,7 @@
-"""Framework internals are used in one adapter per framework (app/gradio_ui/internals.py, app/streamlit_ui/
-internals.py, app/server/zero_gpu.py for ZeroGPU's `spaces`), each listing what it reads; a pinned framework that
-moves one fails here by name, and no other module reaches into a framework."""
+"""Framework internals are used in one adapter per framework (app/server/gradio_adapter.py,
+app/server/streamlit_adapter.py, app/server/zero_gpu.py for ZeroGPU's `spaces`, app/exports/export_browser.py for
+kaleido), each listing what it reads; a pinned framework that moves one fails here by name, and no other module
+reaches into a framework."""
 
 from __future__ import annotations
 
@@ -9,20 +10,29 @@ import re
 
 import pytest
 
-from app.gradio_ui import internals as gradio_internals
-from app.streamlit_ui import internals as streamlit_internals
+from app.exports import export_browser
+from app.server import gradio_adapter as gradio_internals
+from app.server import streamlit_adapter as streamlit_internals
 from tests.conftest import ROOT
 
-ADAPTERS = {"app/gradio_ui/internals.py", "app/streamlit_ui/internals.py", "app/server/zero_gpu.py"}
+ADAPTERS = {
+    "app/server/gradio_adapter.py",
+    "app/server/streamlit_adapter.py",
+    "app/server/zero_gpu.py",
+    "app/exports/export_browser.py",
+}
 INTERNALS = re.compile(
     r"LocalContext|\b_queue\b|state_holder|event_queue_per_concurrency_id|active_jobs|\.fns\b|get_upload_folder"
     r"|script_run_ctx|script_requests|_rerun_data|uploaded_file_mgr|media_file_mgr|file_storage|is_active_session"
-    r"|from (gradio|streamlit)\.\w|import (gradio|streamlit)\.\w|streamlit import (config|runtime)|^import spaces",
+    r"|from (gradio|streamlit)\.\w|import (gradio|streamlit)\.\w|streamlit import (config|runtime)|^import spaces"
+    r"|^from (kaleido|choreographer) import|calc_fig",
     re.M,
 )
 
 
-@pytest.mark.parametrize("adapter", [gradio_internals, streamlit_internals], ids=["gradio", "streamlit"])
+@pytest.mark.parametrize(
+    "adapter", [gradio_internals, streamlit_internals, export_browser], ids=["gradio", "streamlit", "kaleido"]
+)
 def test_every_internal_an_adapter_reads_is_in_the_pinned_framework(adapter, monkeypatch):
     assert adapter.missing() == []
     owner = adapter.USED[0][0]
@@ -40,13 +50,13 @@ def test_no_module_but_the_adapters_reaches_into_a_framework():
 
 
 def test_the_guard_learns_a_queued_events_visitor_and_abandonment_from_the_gradio_adapter():
-    from app import guard
+    from app.server import context
 
-    before = (guard.FRAMEWORK.stopped, guard.FRAMEWORK.visitor)
+    before = (context.FRAMEWORK.stopped, context.FRAMEWORK.visitor)
     try:
         gradio_internals.install()
-        assert guard.FRAMEWORK.stopped is gradio_internals.event_gone
+        assert context.FRAMEWORK.stopped is gradio_internals.event_gone
         outside = contextvars.Context()  # outside any request (other tests set VISITOR in this thread)
-        assert outside.run(guard.visitor) == "local" and outside.run(guard.FRAMEWORK.stopped) is None
+        assert outside.run(context.visitor) == "local" and outside.run(context.FRAMEWORK.stopped) is None
     finally:
-        guard.FRAMEWORK.stopped, guard.FRAMEWORK.visitor = before
+        context.FRAMEWORK.stopped, context.FRAMEWORK.visitor = before

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from app.cifar_lab import CifarLab
+from app.backend.cifar_lab import CifarLab
+from app.backend.service import MapKey, Service
 from app.server import gpu_cost
 from app.server.zero_gpu import Job
-from app.service import MapKey, Service
 
 
 def test_flops_agree_with_the_published_count():

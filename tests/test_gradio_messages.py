@@ -8,8 +8,8 @@ from pathlib import Path
 
 from playwright.sync_api import expect
 
+from app.backend.service import AUTO, WEIGHT_LABELS
 from app.gradio_ui.photo import UNSHOWN
-from app.service import AUTO, WEIGHT_LABELS
 from app.views.texts import LABEL
 from tests.conftest import Server
 from tests.test_screen_browser import CIFAR, TIMEOUT_MS, analyzed, open_page

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import gradio as gr
 
+from app.backend.service import MAX_MODELS, Service
 from app.gradio_ui.maps import DRAWN, Maps
-from app.service import MAX_MODELS, Service
 from app.tabs.compare import CompareTab, Look
 from app.views.attention import MEAN
 

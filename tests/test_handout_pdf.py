@@ -16,8 +16,8 @@ import pytest
 from PIL import Image
 from pypdf import PdfReader
 
-from app import export
-from app.service import AUTO, Service
+from app.backend.service import AUTO, Service
+from app.exports import export
 from app.tabs.compare import CompareTab, Look
 from app.tabs.tour import KEYS, TourTab
 from app.views import texts as text

@@ -18,7 +18,7 @@ import httpx
 import pytest
 from gradio_client import Client, handle_file
 
-from app.guard import NOT_UPLOADED
+from app.server.uploads import NOT_UPLOADED
 from tests.conftest import Server, gradio_server
 from tests.test_server_guard import fn_indices, png_bytes, rss_mb, upload
 

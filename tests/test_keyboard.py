@@ -73,13 +73,22 @@ class Keyboard:
         self.page.keyboard.press(key)
 
 
+OPENED = (
+    "() => document.activeElement?.getAttribute('role') !== 'tab' || document.activeElement.ariaSelected === 'true'"
+)
+
+
 def open_tab(keys: Keyboard, arrow: str, name: str) -> None:
-    """Streamlit's tabs: `arrow` pressed until the tab `name` has focus (an arrow also opens the tab it moves to),
+    """Streamlit's tabs: `arrow` pressed until the tab `name` has focus (an arrow also opens the tab it moves to, a
+    rerun waited for before the next key: a key pressed during one can be lost, or the focus moved back by it),
     Enter, and the page's rerun for it ended (waited for by the tab shown: a rerun not yet begun reads as settled)."""
     for _ in range(8):  # more than the page has tabs
-        if keys.page.evaluate(FOCUSED)["name"] == name:
+        if (keys.page.evaluate(FOCUSED) or {}).get("name") == name:
             break
         keys.press(arrow)
+        keys.page.wait_for_function(OPENED, timeout=60_000)  # the tab moved to is open: its rerun has begun
+        streamlit_settled(keys.page)
+    assert (keys.page.evaluate(FOCUSED) or {}).get("name") == name, f"{arrow} did not reach the tab {name!r}"
     keys.press("Enter")
     keys.page.locator("[role=tab][aria-selected=true]", has_text=name).wait_for(timeout=60_000)
     streamlit_settled(keys.page)

@@ -102,10 +102,58 @@ def test_the_engine_is_in_rooms_with_no_loop_between_them():
 
 
 def test_the_app_has_no_import_cycle():
-    """app/service.py and app/views/ do not import each other, nor does anything else loop."""
+    """app/backend/service.py and app/views/ do not import each other, nor does anything else loop."""
     edges = {name: targets - {"app"} for name, targets in graph("app").items() if name != "app"}  # its empty face
     assert cycle(edges) is None, cycle(edges)
-    assert not any(m.startswith("app.views") for m in edges["app.service"])
+    assert not any(m.startswith("app.views") for m in edges["app.backend.service"])
+
+
+ENTRY_FILES = {"__init__.py", "gradio_app.py", "streamlit_app.py", "streamlit_server.py"}
+
+
+def app_room(name: str) -> str:
+    """The room of a module of app/ or engine/: `engine`, a package of app/ (`tabs`, `server`, ...), or a front end
+    (`gradio_ui`, `streamlit_ui`, their entry files included)."""
+    parts = name.split(".")
+    if parts[0] == "engine":
+        return "engine"
+    room = parts[1] if len(parts) > 1 else "app"
+    return {"gradio_app": "gradio_ui", "streamlit_app": "streamlit_ui", "streamlit_server": "streamlit_ui"}.get(
+        room, room
+    )
+
+
+def documented_layers() -> list[set[str]]:
+    """The rooms in the order docs/contributing.md draws them ("Dependencies run one way: a -> `app/b` and ..."),
+    top first."""
+    text = (ROOT / "docs/contributing.md").read_text()
+    line = text.split("Dependencies run one way: ", 1)[1].split(";", 1)[0]
+    names = {"front ends": {"gradio_ui", "streamlit_ui"}}
+    return [
+        set().union(
+            *(names.get(part.strip(" `"), {part.strip(" `").removeprefix("app/")}) for part in step.split(" and "))
+        )
+        for step in line.split(" -> ")
+    ]
+
+
+def test_app_s_root_holds_only_the_entry_files():
+    assert {path.name for path in (ROOT / "app").glob("*.py")} == ENTRY_FILES
+
+
+def test_the_app_s_rooms_import_only_the_rooms_below_them_as_the_contributing_guide_draws():
+    layers = documented_layers()
+    assert layers[0] == {"gradio_ui", "streamlit_ui"} and layers[-1] == {"engine"}, layers
+    level = {room: i for i, rooms_here in enumerate(layers) for room in rooms_here}
+    files = {module_name(path): path for folder in ("app", "engine") for path in (ROOT / folder).rglob("*.py")}
+    rooms_found = {app_room(name) for name in files} - {"app"}
+    assert rooms_found == set(level), "every room of app/ is drawn in docs/contributing.md"
+    upward = []
+    for name, path in files.items():
+        for target in (m for m in imports(path) if m in files and app_room(m) not in ("app", app_room(name))):
+            if app_room(name) != "app" and level[app_room(target)] <= level[app_room(name)]:
+                upward.append(f"{name} -> {target}")
+    assert upward == [], upward
 
 
 def test_front_ends_are_short_files_that_draw():

@@ -62,7 +62,7 @@ def test_stage_models_are_read_where_the_head_fits_and_say_so(photos):
 
 
 def test_the_compare_tab_shows_when_the_answer_appears_for_every_model(one_thread, sample_photo):
-    from app.service import Service
+    from app.backend.service import Service
     from app.tabs.compare import CompareTab, Look
 
     service = Service()
@@ -80,7 +80,7 @@ def test_the_compare_tab_shows_when_the_answer_appears_for_every_model(one_threa
 
 
 def test_the_per_patch_lens_is_a_map_method_for_token_models_with_the_layer_slider(one_thread, sample_photo):
-    from app.service import Service
+    from app.backend.service import Service
     from app.tabs.compare import CompareTab, Look
     from app.views.attention import LENS, ViewOptions, select_map
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from app.service import Service
+from app.backend.service import Service
 from engine.analyses.attributions import BACKWARD_RATIO, IntegratedGradients, Occlusion, estimate
 from engine.analyses.budget import TooLarge, check_time, footprint
 from engine.models.registry import create_model

@@ -72,7 +72,7 @@ SUBSET_ACCURACY = re.compile(r"(clean )?accuracy \d+\.\d%")
 def test_every_paper_figure_names_a_model_with_its_one_accuracy_and_its_own_images():
     """Each model line under a stored Paper figure carries the member's accuracy on the 10,000 test images, and
     an accuracy measured on the figure's subset says which images it is on."""
-    from app.paper_findings import ORDER
+    from app.exports.paper_findings import ORDER
     from app.tabs.paper import PaperTab
 
     seen = 0
@@ -92,8 +92,8 @@ def test_every_paper_figure_names_a_model_with_its_one_accuracy_and_its_own_imag
 
 
 def test_the_alternet_tabs_average_says_its_images_beside_each_models_accuracy():
-    from app.cifar_lab import CifarLab
-    from app.service import Service
+    from app.backend.cifar_lab import CifarLab
+    from app.backend.service import Service
     from app.views.alternet import accuracy_markdown
 
     run = CifarLab(Service.start(seed=0)).analyze_subset(buildup_sequence(PAPER_DEPTHS)[-1], 10)

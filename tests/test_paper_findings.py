@@ -15,7 +15,7 @@ import pytest
 from gradio_client import Client, handle_file
 from streamlit.testing.v1 import AppTest
 
-from app.paper_findings import ORDER, PAIRS, caption, panels, stored
+from app.exports.paper_findings import ORDER, PAIRS, caption, panels, stored
 from engine.analyses.noise import FrequencyNoise
 from engine.paper.claims import FAILS, HOLDS, NO_DIFFERENCE
 from engine.paper.findings import (

@@ -12,7 +12,7 @@ import pytest
 import torch
 
 import engine
-from app.paper_findings import along_d1
+from app.exports.paper_findings import along_d1
 from app.views import paper_plots
 from engine.analyses.corruption import CorruptionRobustness
 from engine.analyses.hessian import HessianSpectrum
@@ -342,7 +342,7 @@ def _cross(one: tuple[np.ndarray, np.ndarray], other: tuple[np.ndarray, np.ndarr
 def test_the_stored_figures_colour_each_family_as_the_other_tabs_do():
     """A ResNet blue, a ViT red and an AlterNet green in the Paper figures tab (and the handout's Figs 2b, 12a), as
     in the Compare and AlterNet tabs; Fig 12b's seven build-up steps keep their order of colours."""
-    from app.paper_findings import figures, stored
+    from app.exports.paper_findings import figures, stored
     from app.views.figures import MODEL_COLORS, family_named, places_of
 
     for name in ("noise", "hessian", "corruption"):

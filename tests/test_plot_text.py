@@ -13,8 +13,8 @@ from pathlib import Path
 import plotly.graph_objects as go
 import pytest
 
-from app.paper_findings import PaperFindings
-from app.service import AUTO, Service
+from app.backend.service import AUTO, Service
+from app.exports.paper_findings import PaperFindings
 from app.tabs.compare import CompareTab, Look
 from app.tabs.paper import PaperTab
 from app.tabs.tour import TourTab

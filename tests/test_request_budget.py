@@ -19,8 +19,8 @@ from gradio_client import Client, handle_file
 from gradio_client.exceptions import AppError
 
 import engine
-from app import service as service_module
-from app.service import Service
+from app.backend import service as service_module
+from app.backend.service import Service
 from engine.analyses.attributions import IntegratedGradients
 from engine.analyses.budget import SCRATCH
 from tests.conftest import ROOT, gradio_server
@@ -124,7 +124,7 @@ def test_estimate_bounds_the_measured_peak(name: str, method: str, batch: int, s
 
 PLAIN = """
 import json, re, sys
-from app.service import Service
+from app.backend.service import Service
 from engine.analyses.budget import footprint, plain_bytes
 service, name = Service(), sys.argv[1]
 loaded = service.load(name, service.weights_for(name, "random"))

@@ -15,9 +15,9 @@ import pytest
 from markdown_it import MarkdownIt
 from PIL import Image
 
-from app import export
-from app.cifar_lab import CifarLab
-from app.service import AUTO, OFFLINE_MODELS, MapKey, Service, default_models
+from app.backend.cifar_lab import CifarLab
+from app.backend.service import AUTO, OFFLINE_MODELS, MapKey, Service, default_models
+from app.exports import export
 from app.tabs import Problem
 from app.tabs.alternet import AlterNetTab
 from app.tabs.compare import CompareTab, Look
@@ -108,7 +108,7 @@ def test_a_switched_off_unit_is_named_as_in_its_picker_and_the_stored_counts_are
     assert label.startswith("s3:4 ") and lesioned.result.label.endswith(" · s3:4 switched off")
     stored = evidence.variance_here([lesioned.result]).split("How stable")[1]
     assert "switched off" not in stored and "with every unit in place" in stored, stored
-    from app import export
+    from app.exports import export
 
     fig = export.paper_figures([lesioned.result])["fig9-variance"]  # the subtitle for slides: the accuracy is the
     lines = re.findall(r"<sup>(.*?)</sup>", fig.layout.title.text)  # checkpoint's, the lesion is said after it

@@ -24,9 +24,10 @@ from gradio_client import Client, handle_file
 from gradio_client.exceptions import AppError
 from PIL import Image
 
-from app import service as service_module
-from app.guard import Fairness, Uploads
-from app.service import Service
+from app.backend import service as service_module
+from app.backend.service import Service
+from app.server.uploads import Uploads
+from app.server.visitors import Fairness
 from tests.conftest import ROOT, Server
 
 SERVER_PATHS = [

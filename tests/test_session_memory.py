@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from app.guard import Uploads
+from app.backend.service import ModelRun, Service
 from app.server.sizes import kept_bytes, reachable
-from app.service import ModelRun, Service
+from app.server.uploads import Uploads
 from app.tabs.compare import CompareTab, Look
 from app.views.attention import ViewOptions
 

@@ -35,7 +35,7 @@ def test_the_readme_header_is_a_zero_gpu_space_with_the_pins_ci_tests():
     assert "spaces" in pinned and "suggested_hardware: zero-a10g" in front
     import timm
 
-    from app.service import DEFAULT_MODELS
+    from app.backend.service import DEFAULT_MODELS
 
     for name in DEFAULT_MODELS:  # the pretrained weights the page offers first, fetched as the Space is built
         repo = timm.models.get_pretrained_cfg(name).hf_hub_id

@@ -12,7 +12,7 @@ import pytest
 from PIL import Image
 from streamlit.testing.v1 import AppTest
 
-from app.service import OFFLINE_MODELS
+from app.backend.service import OFFLINE_MODELS
 from app.streamlit_ui.resources import service
 from app.tabs.compare import column_key
 from app.views.colour_bar import STRIP

@@ -1,5 +1,5 @@
 """The Streamlit server's log, read while a real Chromium uses it: a refused upload is one line, however often
-Streamlit reruns the page, laid out as a refusal line of the Gradio server (app/logs.py), its name cut short."""
+Streamlit reruns the page, laid out as a refusal line of the Gradio server (app/server/logs.py), its name cut short."""
 
 from __future__ import annotations
 

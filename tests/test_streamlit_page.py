@@ -11,7 +11,7 @@ import zipfile
 from playwright.sync_api import TimeoutError, expect
 from streamlit.testing.v1 import AppTest
 
-from app.service import OFFLINE_MODELS, SAMPLES
+from app.backend.service import OFFLINE_MODELS, SAMPLES
 from app.streamlit_ui.resources import service
 from app.tabs.compare import Look
 from app.tabs.tour import TourTab

@@ -12,9 +12,9 @@ import pytest
 from PIL import Image
 
 import engine
-from app.cifar_lab import CifarLab
-from app.paper_findings import ORDER, PaperFindings
-from app.service import Service
+from app.backend.cifar_lab import CifarLab
+from app.backend.service import Service
+from app.exports.paper_findings import ORDER, PaperFindings
 from app.tabs import Download, Problem
 from app.tabs.alternet import PAPER_STEP, STEPS, AlterNetTab
 from app.tabs.column_maps import StoppedMaps

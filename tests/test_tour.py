@@ -15,7 +15,7 @@ import pytest
 from gradio_client import Client, handle_file
 from streamlit.testing.v1 import AppTest
 
-from app.service import OFFLINE_MODELS, Service
+from app.backend.service import OFFLINE_MODELS, Service
 from app.tabs.compare import CompareTab, Look
 from app.tabs.tour import KEYS, TourTab, index_of, tour_html
 from app.views.attention import ViewOptions

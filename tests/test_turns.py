@@ -11,10 +11,11 @@ import pytest
 import torch
 
 import engine
-from app.guard import VISITOR, Refused
+from app.backend.service import Service
+from app.server.context import VISITOR
+from app.server.refusal import Refused
 from app.server.turns import Turns
 from app.server.work import PER_VISITOR
-from app.service import Service
 
 BATCHES, BATCH_S = 12, 0.2
 

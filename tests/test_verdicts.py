@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import engine
-from app.paper_findings import caption, sections
+from app.exports.paper_findings import caption, sections
 from engine.analyses.corruption import CorruptionRobustness
 from engine.paper.claims import FAILS, HOLDS, NO_DIFFERENCE, NOT_TESTED
 from engine.paper.findings import FINDINGS, corruption_correct, pack_bits, unpack_bits

@@ -17,9 +17,10 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from app.backend.service import Service
 from app.gradio_ui.downloads import exports_prefix
-from app.guard import Proxies, SessionFiles, Uploads, networks
-from app.service import Service
+from app.server.uploads import SessionFiles, Uploads
+from app.server.visitors import Proxies, networks
 from app.tabs.compare import CompareTab, Look
 from tests.conftest import Server, gradio_server
 from tests.test_server_guard import fn_indices, png_bytes

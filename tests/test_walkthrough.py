@@ -11,7 +11,7 @@ from pathlib import Path
 
 from playwright.sync_api import Locator, Page, expect
 
-from app.service import OFFLINE_MODELS
+from app.backend.service import OFFLINE_MODELS
 from app.views.texts import LABEL
 from engine.models.registry import get_spec
 from tests.conftest import streamlit_settled, streamlit_upload

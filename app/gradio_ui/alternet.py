@@ -9,8 +9,8 @@ import gradio as gr
 
 from app.gradio_ui.downloads import saved, shown_on
 from app.gradio_ui.errors import Refusals, user_facing, watched
-from app.gradio_ui.internals import ImageData
 from app.gradio_ui.repeats import dropping_repeats
+from app.server.gradio_adapter import ImageData
 from app.tabs import Problem
 from app.tabs.alternet import (
     PAPER_STEP,

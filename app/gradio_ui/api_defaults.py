@@ -1,7 +1,7 @@
 """The values an API caller may leave off: Gradio answers a call that sends fewer values than its function has
 inputs with "needed: 6, got: 5", so a script written before a parameter was added would break. Each endpoint's
 trailing parameters that have a Python default are read from its function here (the endpoints listed by
-app.gradio_ui.internals), for the server's RequestGuard to fill in.
+app.server.gradio_adapter), for the server's RequestGuard to fill in.
 
     fill = ApiDefaults.of(demo)        # {"analyze": Trailing(needed=6, defaults=("", "", None, False)), ...}
     fill("analyze", [photo, ["resnet50"]])   # the two values sent, then the four defaults
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import gradio as gr
 
-from app.gradio_ui.internals import endpoints
+from app.server.gradio_adapter import endpoints
 
 SPECIAL = ("request", "progress")  # parameters Gradio fills itself (gr.Request, gr.Progress), never inputs
 

@@ -11,10 +11,10 @@ from typing import Callable
 
 import gradio as gr
 
+from app.backend.service import ModelRun
 from app.gradio_ui.columns import Slot, check_parts, view_options
 from app.gradio_ui.errors import user_facing, watched
 from app.gradio_ui.sessions import session
-from app.service import ModelRun
 from app.tabs import problem
 from app.tabs.column_maps import ColumnMaps
 from app.tabs.compare import CompareTab

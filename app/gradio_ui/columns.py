@@ -8,7 +8,7 @@ from typing import Callable
 
 import gradio as gr
 
-from app.service import IG_DEFAULT_STEPS, ModelRun
+from app.backend.service import IG_DEFAULT_STEPS, ModelRun
 from app.tabs.compare import CheckShown, Column, CompareTab, attention_controls
 from app.views import alt_text
 from app.views import texts as text
@@ -20,7 +20,7 @@ from engine.analyses.attributions import METHODS
 def applying_controls() -> str:
     """The layer, head and rollout controls enabled where they apply to the map: the page model's
     attention_controls, decided here for every method and applied in the browser (a request per change would take
-    one of the page's few places in the server's queue, app.guard)."""
+    one of the page's few places in the server's queue, app.server.middleware)."""
     applies = {
         f"{method}|{str(rollout).lower()}": attention_controls(rollout, method)
         for method in (ATTENTION, LENS, *METHODS)

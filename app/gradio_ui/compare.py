@@ -9,15 +9,16 @@ from typing import Callable
 
 import gradio as gr
 
+from app.backend.service import IG_DEFAULT_STEPS, MAX_MODELS, ModelRun
 from app.gradio_ui import checks
 from app.gradio_ui.columns import Slot, compare_column
 from app.gradio_ui.downloads import figure_export, pack_export, shown_on
 from app.gradio_ui.errors import user_facing, watched
 from app.gradio_ui.maps import Maps
 from app.gradio_ui.repeats import dropping_repeats
+from app.gradio_ui.rest import Rest
 from app.gradio_ui.sessions import session
 from app.gradio_ui.top import Top
-from app.service import IG_DEFAULT_STEPS, MAX_MODELS, ModelRun
 from app.tabs import notice
 from app.tabs.column_maps import OnePerSession
 from app.tabs.compare import DEFAULT_FIGURE, SHADE_DEFAULT, CompareTab, Look, Page
@@ -240,28 +241,9 @@ class Compare:
             api_visibility="private",
         )
 
-        @user_facing
-        def analyze(
-            image: dict,
-            models: list[str],
-            weights: str = "",
-            method: str = "",
-            target: int | None = None,
-            faithfulness: bool = False,
-        ) -> dict:
-            """The engine CLI's JSON for one image (a file) and a list of model names; weights 'auto' (or empty:
-            the trained weights where they can be had, else random), 'pretrained', 'random', or the name of a
-            bundled checkpoint (never a path). An attribution `method` (Grad-CAM, Saliency, SmoothGrad, Integrated
-            Gradients, Occlusion, Gradient x attention) adds each model's map for class `target` (default: top-1);
-            `faithfulness` adds the map's deletion and insertion beside random pixel orders."""
-            return tab.analysis_json(image, models, weights, method or None, target, bool(faithfulness))
-
-        def forward_passes() -> int:
-            """Forward passes the loaded models have made since the server started."""
-            return tab.service.forward_passes
-
-        gr.api(analyze, api_name="analyze")
-        gr.api(forward_passes, api_name="forward_passes")
+        rest = Rest(tab)
+        gr.api(rest.analyze, api_name="analyze")
+        gr.api(rest.forward_passes, api_name="forward_passes")
         shown_on(self.export_one, self.exported)
         shown_on(self.export_all, self.exported)
         self.export_one.click(

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import gradio as gr
 
+from app.backend.service import MAX_MODELS
 from app.gradio_ui.downloads import saved, shown_on
 from app.gradio_ui.errors import user_facing, watched
-from app.service import MAX_MODELS
 from app.tabs.dataset import EXPLANATION, DatasetTab, DatasetView
 from app.views.texts import LABEL
 

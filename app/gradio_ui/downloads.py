@@ -12,9 +12,9 @@ from typing import Callable
 
 import gradio as gr
 
+from app.backend.service import ModelRun
 from app.gradio_ui.errors import user_facing
-from app.gradio_ui.internals import request_session, upload_folder
-from app.service import ModelRun
+from app.server.gradio_adapter import request_session, upload_folder
 from app.tabs import Download
 from app.tabs.compare import CompareTab, Look
 from app.views.attention import ViewOptions

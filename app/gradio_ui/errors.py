@@ -12,8 +12,8 @@ from typing import Callable, TypeVar
 
 import gradio as gr
 
-from app.gradio_ui.internals import session_gone
-from app.guard import refuse
+from app.server.gradio_adapter import session_gone
+from app.server.refusal import refuse
 from app.tabs import Problem
 
 Report = Callable[[float, str], None]

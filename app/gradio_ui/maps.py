@@ -11,10 +11,10 @@ from typing import Callable
 import gradio as gr
 import numpy as np
 
+from app.backend.service import MAX_MODELS, ModelRun
 from app.gradio_ui.columns import APPLYING_CONTROLS, Slot, check_parts, offered, unchecked, view_options
 from app.gradio_ui.errors import user_facing, watched
 from app.gradio_ui.sessions import session
-from app.service import MAX_MODELS, ModelRun
 from app.tabs import Problem
 from app.tabs.column_maps import ColumnMaps, stopped_line
 from app.tabs.compare import CompareTab, Look

@@ -6,9 +6,9 @@ from typing import Callable
 
 import gradio as gr
 
+from app.exports.paper_findings import MAX_IMAGES
 from app.gradio_ui.downloads import saved, shown_on
 from app.gradio_ui.errors import user_facing, watched
-from app.paper_findings import MAX_IMAGES
 from app.tabs.paper import NOISE, PaperTab, Recomputed
 from app.views.texts import LABEL
 

@@ -10,8 +10,8 @@ import json
 import gradio as gr
 
 from app.gradio_ui.errors import Refusals, page_error
-from app.gradio_ui.internals import ImageData
-from app.guard import refuse
+from app.server.gradio_adapter import ImageData
+from app.server.refusal import refuse
 from app.tabs.compare import not_an_image
 from engine.errors import shown
 

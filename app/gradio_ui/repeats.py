@@ -1,7 +1,7 @@
 """Events the page would send twice at once, dropped in the browser before they reach the server: a double click
 on Analyze (clicks made while a photo uploads are all sent together once it is up) and the photo's change, which
 Gradio's image can report twice for one upload. Each would otherwise hold one of the page's few places in the
-server's queue (app.guard) while the first runs, and a third request of the page would be refused."""
+server's queue (app.server.middleware) while the first runs, and a third request of the page would be refused."""
 
 from __future__ import annotations
 

@@ -12,8 +12,8 @@ from pathlib import Path
 import gradio as gr
 
 from app.gradio_ui.downloads import delete_exports
-from app.gradio_ui.internals import sessions
-from app.guard import SessionFiles
+from app.server.gradio_adapter import sessions
+from app.server.uploads import SessionFiles
 from engine.analyses.budget import give_back
 
 log = logging.getLogger("vit_explorer")

@@ -10,9 +10,9 @@ from dataclasses import dataclass
 
 import gradio as gr
 
+from app.backend.service import AUTO, MAX_MODELS, SAMPLES, WEIGHT_LABELS, WEIGHT_MODES, Service, default_models
 from app.gradio_ui.errors import Refusals
 from app.gradio_ui.photo import photo_input, refused_line
-from app.service import AUTO, MAX_MODELS, SAMPLES, WEIGHT_LABELS, WEIGHT_MODES, Service, default_models
 from app.tabs import notice
 from app.views import texts as text
 from app.views.texts import LABEL

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import gradio as gr
 
+from app.backend.service import ModelRun
 from app.gradio_ui.downloads import saved, shown_on
 from app.gradio_ui.errors import user_facing
-from app.service import ModelRun
 from app.tabs.compare import Look
 from app.tabs.tour import KEYS, TourTab, index_of
 from app.views import alt_text

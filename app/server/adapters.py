@@ -1,5 +1,5 @@
 """What a framework adapter reads of its framework, checked against the installed version: each adapter
-(app/gradio_ui/internals.py, app/streamlit_ui/internals.py) lists the (class, attribute) pairs it uses in `USED`.
+(app/server/gradio_adapter.py, app/server/streamlit_adapter.py) lists the (class, attribute) pairs it uses in `USED`.
 
     missing(USED)   # ['Class.attribute' for each one a newer release has moved or renamed]
 """

@@ -22,8 +22,10 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any, Callable, Hashable, Iterator, Protocol
 
-from app.guard import Fairness, refuse, stoppable, visitor
+from app.server.context import stoppable, visitor
+from app.server.refusal import refuse
 from app.server.turns import Turns
+from app.server.visitors import Fairness
 
 WAITING = "Waiting for the same work, asked for just before"
 PER_VISITOR = Fairness().per_address  # jobs one visitor may have waiting or running

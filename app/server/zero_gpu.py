@@ -32,8 +32,9 @@ import gradio as gr
 import spaces
 import torch
 
-from app.guard import refuse, stoppable, visitor
 from app.server import gpu_cost
+from app.server.context import stoppable, visitor
+from app.server.refusal import refuse
 from app.server.work import Inline, ModelThread, VisitorJobs
 
 NOTICE = (

@@ -9,8 +9,8 @@ from functools import partial
 import numpy as np
 import streamlit as st
 
-from app.export import png
-from app.service import IG_DEFAULT_STEPS, ModelRun, picked_models
+from app.backend.service import IG_DEFAULT_STEPS, ModelRun, picked_models
+from app.exports.export import png
 from app.streamlit_ui.downloads import offer
 from app.streamlit_ui.photo import digest, unreadable
 from app.streamlit_ui.progress import progress_bar

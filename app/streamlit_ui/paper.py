@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app.paper_findings import MAX_IMAGES
+from app.exports.paper_findings import MAX_IMAGES
 from app.streamlit_ui.downloads import export_button
 from app.streamlit_ui.progress import progress_bar
 from app.streamlit_ui.resources import board

@@ -8,9 +8,10 @@ import hashlib
 import streamlit as st
 from PIL import Image
 
-from app.guard import UploadLimits, refuse
-from app.service import SAMPLES
-from app.streamlit_guard import refused_upload
+from app.backend.service import SAMPLES
+from app.server.refusal import refuse
+from app.server.streamlit_guard import refused_upload
+from app.server.uploads import UploadLimits
 from app.streamlit_ui.resources import service
 from app.tabs.compare import not_an_image
 from app.views import alt_text

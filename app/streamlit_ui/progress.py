@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app.guard import refuse
-from app.streamlit_ui.internals import asked, attach, script_context, session_alive, widget_states
+from app.server.refusal import refuse
+from app.server.streamlit_adapter import asked, attach, script_context, session_alive, widget_states
 
 
 def progress_bar(stop: str | None = None, asked_by: tuple[str, ...] = ()):

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app.cifar_lab import CifarLab
-from app.paper_findings import PaperFindings
-from app.service import Service
+from app.backend.cifar_lab import CifarLab
+from app.backend.service import Service
+from app.exports.paper_findings import PaperFindings
 
 
 @st.cache_resource

@@ -12,8 +12,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Iterator
 
-from app.export import ExportError
-from app.guard import Refused
+from app.exports.export import ExportError
+from app.server.refusal import Refused
 from app.views import texts as text
 from engine.errors import EngineError, OfflineWeightsError, shown
 

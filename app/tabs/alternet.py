@@ -15,9 +15,9 @@ from pathlib import Path
 import numpy as np
 import plotly.graph_objects as go
 
-from app import export
-from app.cifar_lab import STEPS, CifarLab, LabRun, step_of
-from app.service import Report
+from app.backend.cifar_lab import STEPS, CifarLab, LabRun, step_of
+from app.backend.service import Report
+from app.exports import export
 from app.tabs import Download, problem, problems
 from app.views import alternet as view
 from app.views import evidence, figures

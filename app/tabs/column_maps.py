@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Iterator
 
-from app.service import MapKey, ModelRun
+from app.backend.service import MapKey, ModelRun
 from app.views import texts as text
 from app.views.attention import ViewOptions
 from app.views.texts import LABEL

@@ -15,8 +15,8 @@ from pathlib import Path
 import numpy as np
 import plotly.graph_objects as go
 
-from app import export
-from app.service import IG_DEFAULT_STEPS, ModelRun, Report, Service, picked_models
+from app.backend.service import IG_DEFAULT_STEPS, ModelRun, Report, Service, picked_models
+from app.exports import export
 from app.tabs import Download, problem, problems
 from app.views import evidence, figures
 from app.views import texts as text

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import plotly.graph_objects as go
 
-from app import export
-from app.service import MAX_DATASET_BYTES, MAX_DATASET_IMAGES, Report, Service, picked_models
+from app.backend.service import MAX_DATASET_BYTES, MAX_DATASET_IMAGES, Report, Service, picked_models
+from app.exports import export
 from app.tabs import Download, Problem, problem, problems
 from app.views import figures
 from app.views import texts as text

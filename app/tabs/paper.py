@@ -13,10 +13,10 @@ from functools import lru_cache
 
 import plotly.graph_objects as go
 
-from app import export
-from app import paper_findings as findings
-from app.paper_findings import ORDER, PaperFindings
-from app.service import Report
+from app.backend.service import Report
+from app.exports import export
+from app.exports import paper_findings as findings
+from app.exports.paper_findings import ORDER, PaperFindings
 from app.tabs import Download, problem, problems
 from app.views import texts as text
 from app.views.alt_text import described

@@ -17,9 +17,9 @@ from html import escape
 import numpy as np
 import plotly.graph_objects as go
 
-from app import export
-from app import paper_findings as findings
-from app.service import ModelRun, Service
+from app.backend.service import ModelRun, Service
+from app.exports import export
+from app.exports import paper_findings as findings
 from app.tabs import Download, problem, problems
 from app.tabs.compare import Look
 from app.views import alt_text, evidence, figures

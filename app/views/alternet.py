@@ -8,7 +8,7 @@ from html import escape
 import numpy as np
 from PIL import Image
 
-from app.cifar_lab import BASELINES, STEPS, Cost, LabRun, alternet_label, step_of
+from app.backend.cifar_lab import BASELINES, STEPS, Cost, LabRun, alternet_label, step_of
 from app.views.texts import SCROLL_SIDEWAYS
 from engine.models.alternet import EXPANSION, HEADS
 from engine.models.checkpoint import read_meta

@@ -14,7 +14,7 @@ import numpy as np
 from PIL import Image
 from plotly.colors import sample_colorscale, unlabel_rgb
 
-from app.service import IG_DEFAULT_STEPS, CheckKey, MapKey, ModelRun
+from app.backend.service import IG_DEFAULT_STEPS, CheckKey, MapKey, ModelRun
 from app.views.colour_bar import DIVERGING, TYPE_PX, Scale, with_colour_bar
 from engine.results import AttributionMap
 

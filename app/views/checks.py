@@ -4,7 +4,7 @@ exports; a map never shows another map's."""
 
 from __future__ import annotations
 
-from app.service import ModelRun
+from app.backend.service import ModelRun
 from app.views import texts as text
 from app.views.attention import ViewOptions
 from engine.analyses.faithfulness import Faithfulness

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
-from app.units import lesion_of
+from app.backend.units import lesion_of
 from app.views import texts as text
 from engine.analyses.logit_lens import LogitLensResult
 from engine.errors import EngineError

@@ -15,7 +15,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.colors import sample_colorscale
 
-from app.units import lesion_of
+from app.backend.units import lesion_of
 from app.views import evidence
 from app.views.alt_text import described
 from engine.analyses.faithfulness import Faithfulness

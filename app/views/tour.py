@@ -7,7 +7,7 @@ import numpy as np
 import plotly.graph_objects as go
 from PIL import Image, ImageDraw, ImageFont
 
-from app.cifar_lab import STEPS
+from app.backend.cifar_lab import STEPS
 from app.views.figures import MODEL_COLORS, layout, model_name, model_places, model_style
 from engine.analyses.faithfulness import Faithfulness
 from engine.paper.buildup import Run

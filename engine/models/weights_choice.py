@@ -6,7 +6,7 @@
     Weights.file("runs/x.safetensors")  a checkpoint file (with a JSON sidecar it rebuilds its architecture)
 
 `Weights.parse` reads the command line's and scripts' spelling ('pretrained', 'random', or a path); a
-server never parses paths from the network (app.service.Service.network_weights).
+server never parses paths from the network (app.backend.service.Service.network_weights).
 """
 
 from __future__ import annotations

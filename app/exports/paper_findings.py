@@ -19,7 +19,8 @@ from typing import Callable
 import plotly.graph_objects as go
 from PIL import Image
 
-from app import export
+from app.backend.service import Report, Service, on_model_thread
+from app.exports import export
 from app.views import map_check_plots
 from app.views import paper_plots as plots
 from app.views import texts as text
@@ -41,8 +42,6 @@ from engine.paper.findings import (
     shown_weights,
 )
 from engine.paper.verdicts import figure_verdicts
-
-from .service import Report, Service, on_model_thread
 
 PAIRS = (("step6", "step0"),)  # similarity between two models, besides each model's own
 MAX_IMAGES = 1000

@@ -4,7 +4,7 @@ the figures, the inputs as each model saw them, the maps, the analysis JSON, a p
 handout: HTML that opens from the unpacked folder without a server, and its print on A4 (handout.pdf: three
 pages for one photo).
 
-    python -m app.export IMAGE... --model NAME [--model NAME ...] [--weights auto] --out pack.zip
+    python -m app.exports.export IMAGE... --model NAME [--model NAME ...] [--weights auto] --out pack.zip
 
 Static images come from plotly's own exporter (kaleido), which drives a Chromium or Chrome (export_browser.py); the
 same browser prints the handout.
@@ -27,19 +27,19 @@ import numpy as np
 import plotly.graph_objects as go
 from PIL import Image
 
+from app.backend.cifar_lab import LabRun
+from app.backend.service import ModelRun
+from app.backend.units import lesion_of
+from app.views import alt_text, evidence, figures
+from app.views import texts as text
+from app.views.attention import DISPLAY_SIZE, ViewOptions, render
+from app.views.checks import with_check
 from engine.analyses.logit_lens import LogitLensResult
 from engine.errors import shown
 from engine.models.placement import Placement
 from engine.results import Analysis, ModelResult
 
-from .cifar_lab import LabRun
 from .export_browser import EXPORTS, ExportError, browser_path, print_pdf
-from .service import ModelRun
-from .units import lesion_of
-from .views import alt_text, evidence, figures
-from .views import texts as text
-from .views.attention import DISPLAY_SIZE, ViewOptions, render
-from .views.checks import with_check
 
 LENS_FIGURE = "logit-lens"
 WIDTH, HEIGHT, SCALE = 1200, 700, 2  # PNGs are 2400 x 1400: sharp on a projector
@@ -275,7 +275,7 @@ def alternet_figures(run: LabRun, measured: str) -> dict[str, go.Figure]:
 
 def alternet_zip(run: LabRun, placement: Placement, measured: str) -> bytes:
     """The AlterNet tab's figures: Fig 8 and Fig 9 as PNG and SVG, the Fig 11 drawing as SVG."""
-    from .views.alternet import architecture_svg
+    from app.views.alternet import architecture_svg
 
     figs = alternet_figures(run, measured)
     return figures_zip(figs, {f"fig11-alternet-{placement.tag}.svg": architecture_svg(placement).encode()})
@@ -487,12 +487,11 @@ img.curve {{width: {FIGURE_MM}mm; flex: none; break-inside: avoid}}
 
 def main(argv: list[str] | None = None) -> Path:
     import engine
+    from app.backend.service import Service
     from engine.errors import EngineError
     from engine.models.registry import resolve_device
 
-    from .service import Service
-
-    p = argparse.ArgumentParser(prog="python -m app.export", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m app.exports.export", description=__doc__.splitlines()[0])
     p.add_argument("images", nargs="+", help="one or more photos: the curves are averaged over them")
     p.add_argument("--model", action="append", required=True, help="a registry name; repeat for more models")
     p.add_argument("--weights", default="auto", help="auto, pretrained, random or a checkpoint path")

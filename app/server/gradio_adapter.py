@@ -18,8 +18,7 @@ from gradio.queueing import Queue
 from gradio.state_holder import StateHolder
 from gradio.utils import get_upload_folder
 
-from app import guard
-from app.server import adapters
+from app.server import adapters, context
 
 __all__ = ("ImageData",)  # the payload of an image upload, as the photo's preview check reads it
 
@@ -62,10 +61,10 @@ def event_gone() -> str | None:
     event_id = LocalContext.event_id.get(None)
     if not event_id:
         return None
-    if event_id in guard.CANCELLED:
+    if event_id in context.CANCELLED:
         return "stopped: cancelled by the client that asked"
     mine = [e for e in pending_events(queue_of(LocalContext.blocks.get(None))) if getattr(e, "_id", None) == event_id]
-    return guard.GONE if mine and not any(event.alive for event in mine) else None
+    return context.GONE if mine and not any(event.alive for event in mine) else None
 
 
 def queued_visits(demo: gr.Blocks):
@@ -122,5 +121,5 @@ def endpoints(demo: gr.Blocks) -> list[tuple[str, Callable, int]]:
 
 def install() -> None:
     """Tell the framework-neutral guard how to read a queued event's visitor and abandonment."""
-    guard.FRAMEWORK.stopped = event_gone
-    guard.FRAMEWORK.visitor = request_host
+    context.FRAMEWORK.stopped = event_gone
+    context.FRAMEWORK.visitor = request_host

@@ -7,7 +7,8 @@ or stops answering gives an ExportError naming what happened, and the next expor
         png = browser.image(figure, "png", 1200, 700, 2)
 
 A handout's PDF is printed by the same browser executable, one headless run per handout (print_pdf), within
-PRINT_S.
+PRINT_S. It is kaleido's adapter: what it reads of kaleido (and of choreographer, which kaleido's browser is) is
+listed in `USED`, checked by tests/test_framework_internals.py against the installed version.
 """
 
 from __future__ import annotations
@@ -26,7 +27,10 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import plotly.graph_objects as go
+from choreographer import Browser
+from kaleido import Kaleido
 
+from app.server import adapters
 from app.server.settings import SETTINGS
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome")
@@ -34,6 +38,19 @@ START_S = 90.0  # a Chromium that has not opened its page by then will not
 DRAW_S = 120.0  # one figure, waiting for the browser included: a big figure draws in a few seconds
 CLOSE_S = 10.0  # a browser that has not closed by then is terminated
 PRINT_S = 90.0  # one handout printed to PDF, the browser's start included: it takes a few seconds
+
+
+USED = (
+    (Kaleido, "open"),
+    (Kaleido, "calc_fig"),
+    (Kaleido, "close"),
+    (Browser, "subprocess"),  # the browser's process, ended when it will not close
+)
+
+
+def missing() -> list[str]:
+    """What this module reads of kaleido that the installed kaleido does not have ('Class.attribute')."""
+    return adapters.missing(USED)
 
 
 class ExportError(Exception):
@@ -171,8 +188,6 @@ class ExportBrowser:
             raise ExportError(f"the export browser could not draw the figure ({type(exc).__name__}: {exc})") from exc
 
     def _start(self) -> None:
-        from kaleido import Kaleido
-
         os.environ.setdefault("BROWSER_PATH", browser_path())
         loop = asyncio.new_event_loop()
         thread = threading.Thread(target=loop.run_forever, name="export-browser", daemon=True)

@@ -25,12 +25,15 @@ import torch
 from PIL import Image
 
 import engine
-from app.guard import Uploads, model_names, refuse, stoppable
+from app.backend.units import switched_off, unit_label, unit_name
+from app.server.context import stoppable
 from app.server.hosts import runner_for_this_host
+from app.server.inputs import model_names
+from app.server.refusal import refuse
 from app.server.settings import SETTINGS
 from app.server.turns import Turns
+from app.server.uploads import Uploads
 from app.server.work import ModelThread, Runner
-from app.units import switched_off, unit_label, unit_name
 from engine.analyses.attributions import METHODS, IntegratedGradients, unsupported
 from engine.analyses.budget import (
     Footprint,
@@ -73,7 +76,7 @@ OVERTIME = 2.0  # a map that has computed this many times REQUEST_SECONDS (its e
 AUTO = "auto"  # pretrained online; offline, bundled checkpoints where they exist, else random
 WEIGHT_MODES = (AUTO, "pretrained", "random")
 WEIGHT_LABELS = {AUTO: "trained where available", "pretrained": "pretrained only", "random": "random (seeded)"}
-SAMPLES = sorted((Path(__file__).resolve().parent.parent / "assets" / "samples").glob("*.jpg"))
+SAMPLES = sorted((Path(__file__).resolve().parents[2] / "assets" / "samples").glob("*.jpg"))
 
 IG_DEFAULT_STEPS = inspect.signature(IntegratedGradients).parameters["steps"].default  # the engine's default
 TURN_S = 3.0  # a map's internal batch takes about this long, so that other visitors wait about this for a turn

@@ -1,7 +1,7 @@
 """What the Streamlit server needs for a class at once, in front of and beside Streamlit's own runtime (the server's,
-as app.guard is the Gradio server's: no page is drawn here):
+as app.server.middleware.RequestGuard is the Gradio server's: no page is drawn here):
 
-- `StreamlitGuard`: the Gradio app's limits on who is who and on uploads (app.guard.UploadGuard), with the
+- `StreamlitGuard`: the Gradio app's limits on who is who and on uploads (app.server.middleware.UploadGuard), with the
   uploads Streamlit keeps in memory as what is held, and a cap on the uploads one page session holds;
 - `Closed`: the sessions whose page has closed let go of their uploads and drawn images. Streamlit keeps a closed
   page's session for `server.disconnectedSessionTTL` seconds, for a reconnect, and then drops it without shutting
@@ -17,9 +17,9 @@ import time
 from collections import OrderedDict
 from contextlib import asynccontextmanager
 
-from app.guard import UploadGuard
+from app.server.middleware import UploadGuard
 from app.server.settings import SETTINGS
-from app.streamlit_ui.internals import (
+from app.server.streamlit_adapter import (
     forget,
     held_bytes,
     reconnect_seconds,

@@ -26,7 +26,7 @@ from engine.analyses.gradcam import cam_block
 from engine.models.registry import LoadedModel
 from engine.models.timm_blocks import timm_split
 from tests.conftest import ROOT
-from tests.test_cli_and_weights import check_lesion
+from tests.helpers.lesions import check_lesion
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

@@ -10,20 +10,8 @@ from PIL import Image
 import engine
 from app.views.evidence import distance_here, high_frequency_here, variance_here
 from engine.paper.claims import Count, Evidence
-from engine.results import AttentionLayer, AttentionResult, BlockResult, ModelResult
-
-
-def result(kinds: list[str], variances: list[float], high: list[float], random: bool = False) -> ModelResult:
-    blocks = [
-        BlockResult(i, f"b{i}", kind, (1, 4, 4), i / (len(kinds) - 1), v, [0.0, h])
-        for i, (kind, v, h) in enumerate(zip(kinds, variances, high))
-    ]
-    return ModelResult(
-        "toy", "Toy", "random (seed 0)" if random else "trained", "x", 1, [], blocks, random_weights=random
-    )
-
-
-KINDS = ["embed", "msa", "mlp", "msa", "mlp", "pool", "msa"]
+from engine.results import AttentionLayer, AttentionResult
+from tests.helpers.claims import KINDS, result
 
 
 def test_the_paper_holding_is_counted_and_said():

@@ -1,30 +1,16 @@
 """The CLI's JSON and errors, weights loading (offline pretrained, checkpoints) and lesions."""
 
 import json
-import os
-import subprocess
-import sys
 import time
 
-import numpy as np
 import pytest
 import torch
 from safetensors.torch import save_file
 
 import engine
 from engine.analyses.lesion import Lesion
-from tests.conftest import ROOT
-
-
-def run_cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "engine", *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, **(env or {})},
-    )
+from tests.helpers.cli import run_cli
+from tests.helpers.lesions import check_lesion
 
 
 def test_cli_writes_the_documented_json(photo_path, tmp_path):
@@ -136,23 +122,6 @@ def test_pickled_objects_are_refused(tmp_path):
 @pytest.mark.parametrize("name, unit", [("resnet50", 6), ("vit_tiny_patch16_224", 9), ("vit_tiny_patch16_224", 10)])
 def test_lesion_changes_output_and_removal_restores_it_bit_for_bit(photos, name, unit):
     check_lesion(engine.create_model(name, weights="random", seed=2, device="cpu"), unit, photos)
-
-
-def check_lesion(model: engine.LoadedModel, unit: int, photos) -> None:
-    """Switching `unit` off changes the output and that unit's curves but not the block before it;
-    switching it back on restores the output bit for bit."""
-    analyzer = engine.Analyzer(model)
-    x = analyzer.inputs(photos[:1])
-    with torch.inference_mode():
-        before = model.module(x)
-        with Lesion(model, [unit]):
-            lesioned = model.module(x)
-            curves = analyzer.attribute(photos[:1])
-        after = model.module(x)
-    assert not torch.equal(before, lesioned) and torch.equal(before, after)
-    plain = analyzer.attribute(photos[:1])
-    assert curves.blocks[unit].variance != plain.blocks[unit].variance
-    np.testing.assert_array_equal(curves.blocks[unit - 1].fourier, plain.blocks[unit - 1].fourier)
 
 
 def test_subsampling_blocks_cannot_be_lesioned():

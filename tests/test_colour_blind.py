@@ -13,7 +13,7 @@ from colorspacious import cspace_convert, deltaE
 
 from app.views import figures
 from app.views.figures import MODEL_COLORS
-from tests.test_claims import KINDS, result
+from tests.helpers.claims import KINDS, result
 
 DEFICIENCIES = ("deuteranomaly", "protanomaly", "tritanomaly")
 APART = 10.0  # CAM02-UCS colour difference: about 1 is just noticeable; 10 is plainly another colour

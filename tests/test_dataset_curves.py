@@ -20,7 +20,7 @@ import engine
 from engine.analyses.dataset_curves import DatasetCurves
 from engine.errors import ImageError
 from tests.conftest import ROOT
-from tests.test_engine_reference import notebook_fourier, notebook_variance
+from tests.helpers.notebook import notebook_fourier, notebook_variance
 
 IMAGES = 7  # batches of 3: 3, 3 and 1, so per-batch averaging differs from averaging over images
 

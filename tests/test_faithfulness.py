@@ -148,7 +148,7 @@ def test_the_cli_and_the_analyze_api_give_the_same_json(client, sample_photo: Pa
     of its own curve."""
     from gradio_client import handle_file
 
-    from tests.test_cli_and_weights import run_cli
+    from tests.helpers.cli import run_cli
 
     method = "Integrated Gradients"
     done = run_cli(
@@ -172,7 +172,7 @@ def test_a_check_needs_a_map(client, sample_photo: Path):
     from gradio_client import handle_file
     from gradio_client.exceptions import AppError
 
-    from tests.test_cli_and_weights import run_cli
+    from tests.helpers.cli import run_cli
 
     with pytest.raises(AppError, match="faithfulness checks a map"):
         client.predict(handle_file(str(sample_photo)), ["preact_resnet"], "", "", None, True, api_name="/analyze")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 
 from app.views import figures
-from tests.test_claims import KINDS, result
+from tests.helpers.claims import KINDS, result
 
 
 def ticks(variances: list[float]) -> tuple[list[float], list[str], str | None]:

@@ -19,6 +19,7 @@ from engine.analyses.hessian import HessianSpectrum
 from engine.data.cifar_subset import subset
 from engine.models.cifar_family import CIFAR10_MEAN, CIFAR10_STD, cifar_transform
 from engine.models.registry import LoadedModel
+from tests.helpers.saddle import Saddle
 
 WD = 5e-4
 
@@ -43,20 +44,6 @@ def nll_l2(module: nn.Module, params: dict[str, torch.Tensor], x: torch.Tensor, 
 
 def top_by_magnitude(values: np.ndarray, k: int) -> np.ndarray:
     return values[np.argsort(-np.abs(values), kind="stable")][:k]
-
-
-class Saddle(nn.Module):
-    """Logits (z, 0), z = sum(c * w**2) / 2, at w = 0: with label 0 the NLL's Hessian is -diag(c) / 2
-    (dNLL/dz = softmax(z)_0 - 1 = -1/2, dz/dw = 0, d2z/dw2 = diag(c))."""
-
-    def __init__(self, c: list[float]) -> None:
-        super().__init__()
-        self.register_buffer("c", torch.tensor(c, dtype=torch.float64))
-        self.w = nn.Parameter(torch.zeros(len(c), dtype=torch.float64))
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        z = (self.c * self.w**2).sum() / 2
-        return torch.stack([z.expand(len(x)), torch.zeros(len(x), dtype=z.dtype)], 1)
 
 
 def test_a_negative_eigenvalue_of_the_largest_magnitude_keeps_its_sign():

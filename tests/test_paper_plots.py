@@ -23,7 +23,7 @@ from engine.data.cifar_subset import balanced, subset
 from engine.models.cifar_family import cifar_transform
 from engine.models.registry import LoadedModel
 from engine.paper.findings import STORE
-from tests.test_hessian import Saddle
+from tests.helpers.saddle import Saddle
 
 ALTERNET = {"width": 4, "depths": (1, 1, 1, 2), "msa": "s4:2"}
 TINY_VIT = {"patch_size": 8, "embed_dim": 16, "depth": 2, "num_heads": 2}

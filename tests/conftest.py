@@ -170,6 +170,32 @@ def streamlit_url(output_dir: Path) -> Iterator[str]:
         yield started.url
 
 
+BUDGET_MB = 170  # over ViT-Ti's one-image Integrated Gradients (~190 MB), room for two images of vit_cifar
+
+
+@pytest.fixture(scope="session")
+def budget_server(output_dir: Path, tmp_path_factory) -> Iterator[tuple[Server, Path]]:
+    """The app with a BUDGET_MB request budget, its Gradio cache and its other temporary files in folders of
+    their own (under the returned root), for the whole session (one per xdist worker)."""
+    root = tmp_path_factory.mktemp("budget-server")
+    (root / "tmp").mkdir()
+    settings = {
+        "VIT_EXPLORER_REQUEST_MB": str(BUDGET_MB),
+        "GRADIO_TEMP_DIR": str(root / "gradio-cache"),
+        "TMPDIR": str(root / "tmp"),
+    }
+    with gradio_server(output_dir / f"budget-server{WORKER}.log", settings) as started:
+        yield started, root
+
+
+@pytest.fixture
+def offline(monkeypatch, tmp_path):
+    """The hub a closed local port and its cache empty, for Streamlit's AppTest (which runs the page script in this
+    process); a module asks for it for all its tests with `pytestmark = pytest.mark.usefixtures("offline")`."""
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+
+
 @pytest.fixture
 def client(server_url: str):
     """A gradio_client Client of the session's Gradio server: a page session of its own."""

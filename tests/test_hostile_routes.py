@@ -20,7 +20,8 @@ from gradio_client import Client, handle_file
 
 from app.server.uploads import NOT_UPLOADED
 from tests.conftest import Server, gradio_server
-from tests.test_server_guard import fn_indices, png_bytes, rss_mb, upload
+from tests.helpers.files import png_bytes
+from tests.helpers.gradio_http import fn_indices, rss_mb, upload
 
 PER_ADDRESS, PER_SESSION, BODY_SECONDS, BODY_BUDGET_MB = 4, 3, 6, 20
 ABANDONED = "refused the rest of an abandoned request"

@@ -23,25 +23,8 @@ from app.backend import service as service_module
 from app.backend.service import Service
 from engine.analyses.attributions import IntegratedGradients
 from engine.analyses.budget import SCRATCH
-from tests.conftest import ROOT, gradio_server
-from tests.test_server_guard import header_only_png
-
-BUDGET_MB = 170  # over ViT-Ti's one-image Integrated Gradients (~190 MB), room for two images of vit_cifar
-
-
-@pytest.fixture(scope="module")
-def budget_server(output_dir: Path, tmp_path_factory):
-    """The app with a 170 MB request budget, its Gradio cache and its other temporary files in folders of
-    their own."""
-    root = tmp_path_factory.mktemp("budget-server")
-    (root / "tmp").mkdir()
-    settings = {
-        "VIT_EXPLORER_REQUEST_MB": str(BUDGET_MB),
-        "GRADIO_TEMP_DIR": str(root / "gradio-cache"),
-        "TMPDIR": str(root / "tmp"),
-    }
-    with gradio_server(output_dir / "budget-server.log", settings) as started:
-        yield started, root
+from tests.conftest import BUDGET_MB, ROOT
+from tests.helpers.files import header_only_png
 
 
 @pytest.fixture(scope="module")

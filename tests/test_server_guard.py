@@ -9,26 +9,24 @@ import io
 import json
 import os
 import socket
-import struct
 import threading
 import time
 import zipfile
-import zlib
 from pathlib import Path
 from typing import Iterator
 
 import httpx
-import numpy as np
 import pytest
 from gradio_client import Client, handle_file
 from gradio_client.exceptions import AppError
-from PIL import Image
 
 from app.backend import service as service_module
 from app.backend.service import Service
 from app.server.uploads import Uploads
 from app.server.visitors import Fairness
 from tests.conftest import ROOT, Server
+from tests.helpers.files import header_only_png, patch_member, png_bytes
+from tests.helpers.gradio_http import fn_indices, rss_mb, upload
 
 SERVER_PATHS = [
     str(ROOT / "docs" / "screenshot.jpg"),
@@ -52,24 +50,6 @@ HANDLERS = {  # api name -> its inputs around the file
 }
 
 
-def png_bytes(seed: int, size: tuple[int, int] = (64, 64)) -> bytes:
-    buffer = io.BytesIO()
-    Image.fromarray(np.random.default_rng(seed).integers(0, 256, (*size, 3), dtype=np.uint8)).save(buffer, "PNG")
-    return buffer.getvalue()
-
-
-def header_only_png(width: int, height: int) -> bytes:
-    """A PNG whose header claims width x height pixels, a few bytes long."""
-
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
-
-    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    return (
-        b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(b"\0" * 16)) + chunk(b"IEND", b"")
-    )
-
-
 def call(url: str, api: str, data: list) -> tuple[int, str]:
     """POST /gradio_api/call/<api> and, if accepted, the stream's last event: (HTTP status, message or data)."""
     response = httpx.post(f"{url}/gradio_api/call/{api}", json={"data": data}, timeout=60)
@@ -81,23 +61,11 @@ def call(url: str, api: str, data: list) -> tuple[int, str]:
     return 200, json.loads(lines[-1][5:]) if lines else ""
 
 
-def fn_indices(url: str) -> dict[str, int]:
-    """Each named event's index, from the page's config."""
-    config = httpx.get(f"{url}/config", timeout=30).json()
-    return {d["api_name"]: d["id"] for d in config["dependencies"] if d.get("api_name")}
-
-
 def join(url: str, api: str, data: list, session: str, indices: dict[str, int] | None = None) -> httpx.Response:
     """The page's way in: POST /gradio_api/queue/join for event `api` of browser session `session`."""
     index = (indices or fn_indices(url))[api]
     body = {"data": data, "fn_index": index, "session_hash": session, "event_data": None, "trigger_id": None}
     return httpx.post(f"{url}/gradio_api/queue/join", json=body, timeout=30)
-
-
-def upload(url: str, name: str, data: bytes) -> dict:
-    """A file sent through the server's own upload route, as the page sends it."""
-    path = httpx.post(f"{url}/gradio_api/upload", files={"files": (name, data)}, timeout=60).json()[0]
-    return {"path": path, "meta": {"_type": "gradio.FileData"}, "orig_name": name}
 
 
 def tracebacks(server: Server) -> int:
@@ -155,37 +123,6 @@ def test_a_rest_call_with_the_values_documented_before_newer_parameters_gets_the
         assert ("maps" in model) == (len(sent) == 5) and "faithfulness" not in str(model.get("maps")), model.keys()
     status, out = call(server.url, "analyze", [photo])
     assert status != 200 or "needed: 6, got: 1" in str(out), out  # the models have no default
-
-
-def rss_mb(pid: int) -> float:
-    fields = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines())
-    return int(fields["VmRSS"].split()[0]) / 1024
-
-
-def patch_member(
-    archive: bytes, name: str, *, flags: int | None = None, method: int | None = None, flip_data_byte: bool = False
-) -> bytes:
-    """`archive` with member `name`'s flag bits or compression method changed in its local and central
-    headers, or one byte of its data flipped (a bad CRC)."""
-    data, encoded = bytearray(archive), name.encode()
-    for signature, name_at, flags_at in ((b"PK\x03\x04", 30, 6), (b"PK\x01\x02", 46, 8)):
-        start = 0
-        while (start := data.find(signature, start)) >= 0:
-            length = struct.unpack_from("<H", data, start + name_at - 4 if signature == b"PK\x03\x04" else start + 28)[
-                0
-            ]
-            if bytes(data[start + name_at : start + name_at + length]) == encoded:
-                if flags is not None:
-                    struct.pack_into(
-                        "<H", data, start + flags_at, struct.unpack_from("<H", data, start + flags_at)[0] | flags
-                    )
-                if method is not None:
-                    struct.pack_into("<H", data, start + flags_at + 2, method)
-                if flip_data_byte and signature == b"PK\x03\x04":
-                    extra = struct.unpack_from("<H", data, start + 28)[0]
-                    data[start + 30 + length + extra + 20] ^= 0xFF
-            start += 4
-    return bytes(data)
 
 
 def hostile_zip() -> bytes:

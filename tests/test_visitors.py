@@ -23,7 +23,8 @@ from app.server.uploads import SessionFiles, Uploads
 from app.server.visitors import Proxies, networks
 from app.tabs.compare import CompareTab, Look
 from tests.conftest import Server, gradio_server
-from tests.test_server_guard import fn_indices, png_bytes
+from tests.helpers.files import png_bytes
+from tests.helpers.gradio_http import fn_indices
 
 PER_MINUTE_MB, FOLDER_MB = 2, 6
 PHOTO = png_bytes(7, (500, 500))  # about 0.7 MB: two fit a visitor's minute, a third does not

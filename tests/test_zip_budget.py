@@ -18,13 +18,12 @@ from PIL import Image
 
 from bench.repeated_zip import one_copy_named
 from engine.data.zip_images import shared_entries
-from tests.test_request_budget import budget_server  # noqa: F401 (the fixture: that module's server)
 
 MODELS = ["vit_cifar", "preact_resnet"]
 
 
 @pytest.fixture(scope="module")
-def zip_client(budget_server) -> Client:  # noqa: F811
+def zip_client(budget_server) -> Client:  # tests/conftest.py's server with a request budget
     return Client(budget_server[0].url, verbose=False)
 
 

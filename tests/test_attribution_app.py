@@ -15,7 +15,7 @@ from streamlit.testing.v1 import AppTest
 from app.streamlit_ui.resources import service
 from engine.analyses.attributions import Occlusion
 from tests.conftest import ROOT
-from tests.test_streamlit import ckey
+from tests.helpers.streamlit_apptest import ckey
 
 MODELS = ["resnet50", "vit_tiny_patch16_224"]
 

@@ -7,27 +7,15 @@ from pathlib import Path
 from gradio_client import Client
 from playwright.sync_api import expect
 
-from app.backend.service import OFFLINE_MODELS
+from tests.helpers.pages import analyze_resnet_and_vit, trace_count
 
 ANALYSIS_TIMEOUT_MS = 180_000
-
-
-def trace_count(page, elem_id: str) -> int:
-    return page.locator(f"#{elem_id} .js-plotly-plot .scatterlayer .trace").count()
 
 
 def test_upload_analyze_and_every_panel_renders(page, server_url: str, sample_photo: Path, output_dir: Path):
     page.goto(server_url)
     page.get_by_role("button", name="Analyze").wait_for()
-    page.locator("input[type=file]").first.set_input_files(str(sample_photo))
-    for name in OFFLINE_MODELS:  # offline the trained CIFAR models come checked: this test wants two others
-        page.locator(f"input[name={name}]").uncheck()
-    page.locator("input[name=resnet50]").check()
-    page.get_by_label("ViT-Ti/16").check()
-    page.get_by_label("random (seeded)").check()
-    page.locator("#image-input img").first.wait_for()
-    page.get_by_role("button", name="Analyze").click()
-    page.locator("#variance .js-plotly-plot").wait_for(timeout=ANALYSIS_TIMEOUT_MS)
+    analyze_resnet_and_vit(page, sample_photo, ANALYSIS_TIMEOUT_MS)
 
     assert trace_count(page, "spectrum-0") >= 17 and trace_count(page, "spectrum-1") >= 25
     assert trace_count(page, "high-frequency") >= 2 and trace_count(page, "variance") >= 2

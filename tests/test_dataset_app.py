@@ -17,7 +17,8 @@ from PIL import Image
 import engine
 from app.backend.service import MAX_DATASET_IMAGES, OFFLINE_MODELS
 from engine.analyses.dataset_curves import DatasetCurves
-from tests.test_browser import trace_count
+from tests.helpers.files import write_photos_zip
+from tests.helpers.pages import trace_count
 
 MODELS = ["preact_resnet", "vit_cifar"]  # bundled checkpoints: the app's defaults offline
 TIMEOUT_MS = 180_000
@@ -28,16 +29,6 @@ def png(seed: int, size: tuple[int, int]) -> bytes:
     buffer = io.BytesIO()
     Image.fromarray(pixels).save(buffer, "PNG")
     return buffer.getvalue()
-
-
-def write_photos_zip(path: Path) -> Path:
-    """Five photos in a folder inside the ZIP, a text file and an unreadable image."""
-    with zipfile.ZipFile(path, "w") as archive:
-        for i in range(5):
-            archive.writestr(f"photos/{i}.png", png(i, (48 + 8 * i, 64)))
-        archive.writestr("photos/readme.txt", "not an image")
-        archive.writestr("photos/broken.jpg", b"\xff\xd8 truncated")
-    return path
 
 
 @pytest.fixture(scope="module")

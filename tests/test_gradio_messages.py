@@ -12,7 +12,7 @@ from app.backend.service import AUTO, WEIGHT_LABELS
 from app.gradio_ui.photo import UNSHOWN
 from app.views.texts import LABEL
 from tests.conftest import Server
-from tests.test_screen_browser import CIFAR, TIMEOUT_MS, analyzed, open_page
+from tests.helpers.pages import CIFAR, TIMEOUT_MS, open_page, press_analyze
 
 MARKUP_SPEC = "s1:1,s5:2,s3:9,foo<b>x</b><img src=x onerror=alert(1)>"
 
@@ -66,8 +66,7 @@ def test_a_successful_analyze_closes_an_earlier_error_toast(page, server_url: st
     for box in page.locator("#models input[type=checkbox]").all():
         box.set_checked(box.get_attribute("name") in CIFAR[:1])
     page.get_by_label(WEIGHT_LABELS[AUTO]).check()
-    page.get_by_role("button", name=LABEL.analyze).click()
-    analyzed(page)
+    press_analyze(page)
     expect(page.locator(".toast-body.error")).to_have_count(0, timeout=5_000)
 
 
@@ -137,8 +136,7 @@ def test_an_analyze_pressed_during_a_slow_upload_never_calls_its_results_stale(
     big = tmp_path / "big.jpg"  # 7 MB of noise: over a slow link its upload takes seconds
     Image.fromarray(np.random.default_rng(1).integers(0, 255, (3000, 4000, 3), dtype=np.uint8)).save(big, quality=90)
     open_page(page, server_url, sample_photo, CIFAR)
-    page.get_by_role("button", name=LABEL.analyze).click()
-    analyzed(page)
+    press_analyze(page)
     page.evaluate(  # every text the status line shows from now on
         """() => { const status = document.querySelector('#status'); window.__seen = [];
         new MutationObserver(() => window.__seen.push(status.innerText))

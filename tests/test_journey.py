@@ -25,7 +25,7 @@ from app.tabs.tour import KEYS
 from app.views import texts as text
 from app.views.texts import LABEL
 from tests.conftest import streamlit_settled
-from tests.test_walkthrough import gradio_errors
+from tests.helpers.pages import gradio_errors
 
 MINUTE_MS = 60_000
 ANALYSIS_MS = 15 * MINUTE_MS  # two CPU cores shared with a training job: an analysis can take minutes

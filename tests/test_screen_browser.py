@@ -12,24 +12,9 @@ from playwright.sync_api import expect
 
 from app.views.texts import LABEL
 from tests.conftest import gradio_server
+from tests.helpers.pages import CIFAR, NOTICES, SIDEWAYS, TAB_TOP, TIMEOUT_MS, analyzed, open_page, press_analyze
 
-TIMEOUT_MS = 300_000
 FAST = {"offline": False, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1}
-CIFAR = ("preact_resnet", "vit_cifar")  # small models: an analysis takes seconds
-
-
-def open_page(page, server_url: str, photo: Path, models: tuple[str, ...] = CIFAR) -> None:
-    """The page with `photo` uploaded and exactly `models` (registry names) checked."""
-    page.goto(server_url)
-    page.get_by_role("button", name=LABEL.analyze).wait_for()
-    for box in page.locator("#models input[type=checkbox]").all():
-        box.set_checked(box.get_attribute("name") in models)
-    page.locator("#image-input input[type=file]").set_input_files(str(photo))
-    page.locator("#image-input img").first.wait_for()
-
-
-def analyzed(page) -> None:
-    expect(page.locator("#status")).to_contain_text("Analyzed", timeout=TIMEOUT_MS)
 
 
 def test_a_bad_alternet_spec_is_shown_whole(page, server_url: str):
@@ -52,8 +37,7 @@ def test_an_analyze_pressed_during_a_slow_upload_is_not_called_stale(page, serve
     big = tmp_path / "big.jpg"  # 7 MB of noise: over a slow link its upload and preview take seconds
     Image.fromarray(np.random.default_rng(0).integers(0, 255, (2000, 3000, 3), dtype=np.uint8)).save(big, quality=95)
     open_page(page, server_url, sample_photo, CIFAR[:1])
-    page.get_by_role("button", name=LABEL.analyze).click()
-    analyzed(page)
+    press_analyze(page)
     cdp = page.context.new_cdp_session(page)
     cdp.send("Network.enable")
     slow = {"offline": False, "latency": 50, "downloadThroughput": 4e6, "uploadThroughput": 1e6}
@@ -88,8 +72,7 @@ def test_stop_says_the_map_was_not_finished_and_offers_to_compute_it(page, serve
     page.get_by_label("random (seeded)").check()
     page.locator("#ig-steps input[type=number]").fill("64")  # few enough for a loaded machine to allow the map (below)
     page.locator("#ig-steps input[type=number]").press("Enter")
-    page.get_by_role("button", name=LABEL.analyze).click()  # at once: the steps' redraws are still in flight
-    analyzed(page)
+    press_analyze(page)  # at once: the steps' redraws are still in flight
     column = page.locator("#model-0")
     before = page.locator("#view-0 img").first.get_attribute("src")
     page.locator("#method-0 input").click()
@@ -153,8 +136,7 @@ def test_a_map_asked_for_anew_stops_the_one_in_progress(page, server_url: str, s
     page.get_by_label("random (seeded)").check()
     page.locator("#ig-steps input[type=number]").fill(str(steps))
     page.locator("#ig-steps input[type=number]").press("Enter")
-    page.get_by_role("button", name=LABEL.analyze).click()
-    analyzed(page)
+    press_analyze(page)
     before = settled_passes(client)
     page.locator("#method-0 input").click()
     page.get_by_role("option", name="Integrated Gradients").click()
@@ -208,41 +190,12 @@ def plot_height(page, elem_id: str) -> float:
     return page.locator(f"#{elem_id} .nsewdrag").first.bounding_box()["height"]
 
 
-# What of the open tab is wider than its box (screen-reader-only text of 1 px aside): cut off unseen (`clipped`: its box
-# hides the rest), or scrolling sideways with no line saying so (`unsaid`); how far the page itself scrolls sideways;
-# how much wider the AlterNet build-up table is than its box; the lines its "Step" header takes; and whether Fig 11's
-# "scroll sideways" line is shown.
-SIDEWAYS = """() => {
-    const panel = [...document.querySelectorAll('[role=tabpanel]')].find((p) => p.getBoundingClientRect().height > 0);
-    const wide = [...panel.querySelectorAll('*')].filter((e) => e instanceof HTMLElement && e.clientWidth > 1
-        && e.scrollWidth > e.clientWidth + 1);
-    const overflow = (e) => getComputedStyle(e).overflowX;
-    const name = (e) => `${e.tagName}.${e.className} ${e.scrollWidth} > ${e.clientWidth}`;
-    const said = (e) => [...(e.closest('.sideways')?.querySelectorAll('.scroll-hint') || [])]
-        .some((line) => line.getClientRects().length > 0);
-    const table = [...panel.querySelectorAll('table')].find((t) => t.innerText.includes('MSA blocks (per stage)'));
-    const step = document.createRange();
-    step.selectNodeContents(table.querySelector('th'));
-    const hint = panel.querySelector('.scroll-hint');
-    return {
-        clipped: wide.filter((e) => ['hidden', 'clip'].includes(overflow(e))).map(name),
-        unsaid: wide.filter((e) => ['auto', 'scroll'].includes(overflow(e)) && !said(e)).map(name),
-        page: Math.max(...[document.documentElement, document.querySelector('[data-testid=stMain]')]
-            .filter(Boolean).map((e) => e.scrollWidth - e.clientWidth)),
-        table: table.scrollWidth - table.clientWidth,
-        step: new Set([...step.getClientRects()].map((r) => Math.round(r.top))).size,
-        hint: hint.getClientRects().length > 0,
-    };
-}"""
-
-
 def test_titles_plots_and_drawings_fit_a_laptop_and_a_phone(page, server_url: str, sample_photo, output_dir: Path):
     four = ("preact_resnet", "alternet", "vit_cifar", "vit_tiny_patch16_224")
     page.set_viewport_size({"width": 1440, "height": 900})
     open_page(page, server_url, sample_photo, four)
     page.get_by_label("random (seeded)").check()
-    page.get_by_role("button", name=LABEL.analyze).click()
-    analyzed(page)
+    press_analyze(page)
     page.locator("#logit-lens .js-plotly-plot").wait_for(timeout=TIMEOUT_MS)
     for slot in range(4):
         assert title_fits(page, f"spectrum-{slot}"), slot
@@ -293,8 +246,7 @@ def test_a_request_the_server_refuses_before_running_it_says_why(page, output_di
 
 def test_a_change_of_the_steps_redraws_every_integrated_gradients_map(page, server_url: str, sample_photo: Path):
     open_page(page, server_url, sample_photo)  # the two CIFAR models: their maps take seconds
-    page.get_by_role("button", name=LABEL.analyze).click()
-    analyzed(page)
+    press_analyze(page)
     for i in (0, 1):
         page.locator(f"#method-{i} input").click()
         page.get_by_role("option", name="Integrated Gradients").click()
@@ -306,17 +258,6 @@ def test_a_change_of_the_steps_redraws_every_integrated_gradients_map(page, serv
         expect(page.locator(f"#stop-{i}")).to_be_hidden()
 
 
-# The top of the open tab's content in px from the page's top (its scroll containers scrolled back to the top).
-TAB_TOP = """() => {
-    window.scrollTo(0, 0);
-    document.querySelectorAll('[data-testid=stMain]').forEach((main) => main.scrollTo(0, 0));
-    const panel = [...document.querySelectorAll('[role=tabpanel]')].find((p) => p.getBoundingClientRect().height > 0);
-    return panel.getBoundingClientRect().top;
-}"""
-# The offline notices shown (their first words), however many.
-NOTICES = """() => [...document.querySelectorAll('strong')]
-    .filter((e) => e.textContent.trim() === 'Offline:' && e.getClientRects().length > 0)
-    .map((e) => e.parentElement.innerText)"""
 # What a keyboard user reaches in the plots' toolbars with no name to hear (plotly's logo link was one).
 UNNAMED_IN_TOOLBARS = """() => [...document.querySelectorAll('.modebar a[href], .modebar button, .modebar [tabindex]')]
     .filter((e) => e.getClientRects().length > 0 && e.tabIndex >= 0 && !(e.getAttribute('aria-label') || '').trim())
@@ -330,8 +271,7 @@ def test_once_a_photo_is_analyzed_a_laptop_shows_a_tab_on_its_first_screen(page,
         page.wait_for_function(f"() => ({NOTICES})().length > 0")
         before = page.evaluate(NOTICES)
         assert len(before) == 1 and "cannot be reached" in before[0], before  # the test server runs offline
-        page.get_by_role("button", name=LABEL.analyze).click()
-        analyzed(page)
+        press_analyze(page)
         expect(page.locator("#banner")).not_to_contain_text("cannot be reached")  # the notice in a line now
         notices = page.evaluate(NOTICES)
         assert len(notices) == 1 and "seeded random weights" in notices[0], notices

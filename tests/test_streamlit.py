@@ -14,29 +14,17 @@ from streamlit.testing.v1 import AppTest
 
 from app.backend.service import OFFLINE_MODELS
 from app.streamlit_ui.resources import service
-from app.tabs.compare import column_key
 from app.views.colour_bar import STRIP
 from app.views.texts import LABEL
 from engine.models.registry import get_spec
-from tests.conftest import ROOT, streamlit_settled, streamlit_upload
-from tests.test_dataset_app import write_photos_zip
-from tests.test_server_guard import patch_member, png_bytes
+from tests.conftest import streamlit_settled, streamlit_upload
+from tests.helpers.files import patch_member, png_bytes, write_photos_zip
+from tests.helpers.streamlit_apptest import SCRIPT, TIMEOUT_S, ckey
 
-SCRIPT = str(ROOT / "app" / "streamlit_app.py")
-TIMEOUT_S = 300
+pytestmark = pytest.mark.usefixtures("offline")  # the hub unreachable, as on CI (tests/conftest.py)
+
 MODELS = ["resnet50", "vit_tiny_patch16_224"]
 ALTERNET_TAB = "AlterNet (Section 4)"
-
-
-@pytest.fixture(autouse=True)
-def offline(monkeypatch, tmp_path):
-    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")
-    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
-
-
-def ckey(at: AppTest, kind: str, slot: int) -> str:
-    """The key of column `slot`'s control `kind` in the analysis on screen (keys follow the model's run)."""
-    return column_key(kind, slot, at.session_state["runs"][slot], at.session_state["analysis"])
 
 
 def analyzed(weights: str = "random") -> AppTest:

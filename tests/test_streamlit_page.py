@@ -8,6 +8,7 @@ import io
 import re
 import zipfile
 
+import pytest
 from playwright.sync_api import TimeoutError, expect
 from streamlit.testing.v1 import AppTest
 
@@ -18,8 +19,10 @@ from app.tabs.tour import TourTab
 from app.views.texts import LABEL
 from engine.models.registry import get_spec
 from tests.conftest import streamlit_settled
-from tests.test_screen_browser import NOTICES, SIDEWAYS, TAB_TOP
-from tests.test_streamlit import SCRIPT, TIMEOUT_S, offline  # noqa: F401 (a fixture)
+from tests.helpers.pages import NOTICES, SIDEWAYS, TAB_TOP, streamlit_analyze
+from tests.helpers.streamlit_apptest import SCRIPT, TIMEOUT_S
+
+pytestmark = pytest.mark.usefixtures("offline")  # the hub unreachable, as on CI (tests/conftest.py)
 
 WAIT_MS = TIMEOUT_S * 1000
 BAD_SPEC = "s1:1,s5:2,s3:9,foo"
@@ -51,9 +54,7 @@ def analyze_resnet(page, url: str) -> None:
     page.get_by_role("option", name="ResNet-50", exact=True).click()
     page.keyboard.press("Escape")
     streamlit_settled(page)
-    page.get_by_role("button", name="Analyze").click()
-    page.get_by_text("Fourier analysis of feature maps").first.wait_for(timeout=WAIT_MS)
-    streamlit_settled(page)
+    streamlit_analyze(page, WAIT_MS)
 
 
 def pick(page, box, option: str) -> None:
@@ -183,9 +184,7 @@ def test_once_a_photo_is_analyzed_a_laptop_shows_a_tab_on_its_first_screen(page,
         streamlit_settled(page)
         before = page.evaluate(NOTICES)
         assert len(before) == 1 and "cannot be reached" in before[0], before  # the test server runs offline
-        page.get_by_role("button", name="Analyze").click()  # the sample photo, the bundled CIFAR-10 models
-        page.get_by_text("Fourier analysis of feature maps").first.wait_for(timeout=WAIT_MS)
-        streamlit_settled(page)
+        streamlit_analyze(page, WAIT_MS)  # the sample photo, the bundled CIFAR-10 models
         notices = page.evaluate(NOTICES)
         assert len(notices) == 1 and "seeded random weights" in notices[0], notices
         assert "cannot be reached" not in notices[0], notices

@@ -11,7 +11,9 @@ from PIL import Image
 from streamlit.testing.v1 import AppTest
 
 from app.views.texts import literal
-from tests.test_streamlit import SCRIPT, TIMEOUT_S, offline  # noqa: F401 (fixture)
+from tests.helpers.streamlit_apptest import SCRIPT, TIMEOUT_S
+
+pytestmark = pytest.mark.usefixtures("offline")  # the hub unreachable, as on CI (tests/conftest.py)
 
 MODEL = "vit_cifar"  # the smallest bundled model: these tests are about the photo, not the models
 

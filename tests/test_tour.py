@@ -15,7 +15,7 @@ import pytest
 from gradio_client import Client, handle_file
 from streamlit.testing.v1 import AppTest
 
-from app.backend.service import OFFLINE_MODELS, Service
+from app.backend.service import Service
 from app.tabs.compare import CompareTab, Look
 from app.tabs.tour import KEYS, TourTab, index_of, tour_html
 from app.views.attention import ViewOptions
@@ -30,7 +30,8 @@ from engine.paper.verdicts import corruption as corruption_verdicts
 from engine.paper.verdicts import figure_verdicts
 from engine.results import AttentionLayer, AttentionResult
 from tests.conftest import ROOT, streamlit_settled, streamlit_upload
-from tests.test_claims import KINDS, result
+from tests.helpers.claims import KINDS, result
+from tests.helpers.pages import analyze_resnet_and_vit
 
 MODELS = ["resnet50", "vit_tiny_patch16_224"]
 
@@ -237,15 +238,7 @@ def test_gradio_tour_deep_link_walk_and_handout(page, server_url: str, sample_ph
     progress.get_by_text("Step 4 of 8").wait_for(timeout=120_000)  # the deep link opened the tour at step 4
     assert "Analyze a photo in the Compare tab first" in page.locator("#tour-verdict").inner_text()
     page.get_by_role("tab", name="Compare models").click()
-    page.locator("input[type=file]").first.set_input_files(str(sample_photo))
-    for name in OFFLINE_MODELS:  # offline the trained CIFAR models come checked: this test wants two others
-        page.locator(f"input[name={name}]").uncheck()
-    page.locator("input[name=resnet50]").check()
-    page.get_by_label("ViT-Ti/16").check()
-    page.get_by_label("random (seeded)").check()
-    page.locator("#image-input img").first.wait_for()
-    page.get_by_role("button", name="Analyze").click()
-    page.locator("#variance .js-plotly-plot").wait_for(timeout=300_000)
+    analyze_resnet_and_vit(page, sample_photo, 300_000)
     page.get_by_role("tab", name="Guided tour").click()
     progress.get_by_text("Step 4 of 8").wait_for(timeout=120_000)
     for number in (3, 2, 1):  # one step per click, each shown before the next

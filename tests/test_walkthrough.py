@@ -15,6 +15,7 @@ from app.backend.service import OFFLINE_MODELS
 from app.views.texts import LABEL
 from engine.models.registry import get_spec
 from tests.conftest import streamlit_settled, streamlit_upload
+from tests.helpers.pages import analyze_resnet_and_vit, gradio_errors
 
 MINUTE_MS = 60_000
 ANALYSIS_MS = 10 * MINUTE_MS  # two CPU cores shared with other work: an analysis or a subset run can take minutes
@@ -52,12 +53,6 @@ def check_handout(pack: zipfile.ZipFile, photo: str) -> None:
 # Gradio
 
 
-def gradio_errors(page: Page) -> list[str]:
-    """Gradio's visible error toasts and the "Error" overlays of components' status trackers."""
-    shown = page.locator(".toast-body.error, [data-testid=status-tracker] .error")
-    return [error.inner_text() for error in shown.all() if error.is_visible()]
-
-
 def test_gradio_walkthrough(page: Page, server_url: str, sample_photo: Path, output_dir: Path, tmp_path: Path):
     def shot(step: str) -> None:
         page.screenshot(path=str(output_dir / f"walk-gradio-{step}.png"), full_page=True)
@@ -65,15 +60,7 @@ def test_gradio_walkthrough(page: Page, server_url: str, sample_photo: Path, out
     # 1. the photo, two models, random weights, Analyze: both columns show a map, the warning and readable top-5s
     page.goto(server_url)
     page.get_by_role("button", name=LABEL.analyze).wait_for(timeout=MINUTE_MS)
-    page.locator("input[type=file]").first.set_input_files(str(sample_photo))
-    for name in OFFLINE_MODELS:  # offline the trained CIFAR models come checked: this test wants two others
-        page.locator(f"input[name={name}]").uncheck()
-    page.locator("input[name=resnet50]").check()
-    page.get_by_label("ViT-Ti/16").check()
-    page.get_by_label("random (seeded)").check()
-    page.locator("#image-input img").first.wait_for()
-    page.get_by_role("button", name=LABEL.analyze).click()
-    page.locator("#variance .js-plotly-plot").wait_for(timeout=ANALYSIS_MS)
+    analyze_resnet_and_vit(page, sample_photo, ANALYSIS_MS)
     for slot in (0, 1):
         column = page.locator(f"#model-{slot}")
         assert column.locator(f"#view-{slot} img").first.get_attribute("src")

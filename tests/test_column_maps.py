@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 import time
 
-from app.tabs.column_maps import SAME_CLICK_S, ColumnMaps, OnePerSession, stopped_line
+from app.tabs.column_maps import SAME_CLICK_S, Asked, ColumnMaps, OnePerSession, analyzes, stopped_line
 from app.views.texts import LABEL
 
 PAGE, OTHER_PAGE = "a page", "another page"
@@ -124,3 +124,37 @@ def test_a_checks_stop_stops_the_check_in_progress_and_no_later_one_nor_the_map(
     assert not maps.check_stopped_since("page", 0, later)  # a check asked for after the Stop runs
     maps.stop_check(None, 0)
     assert not maps.check_stopped_since(None, 0, started)  # a direct call: nothing stops it
+
+
+def test_a_second_analyze_asking_for_the_one_under_way_does_nothing_and_another_waits_for_it():
+    """The one rule for a second Analyze, in both front ends (column_maps.analyzes): the same photo, models and
+    weights as the Analyze under way analyze nothing (it fills the page); anything else analyzes, in Gradio once the
+    first has ended; with nothing under way, whatever is asked analyzes afresh."""
+    cat, coffee = Asked("cat.jpg", ("resnet50", "vit_cifar"), "auto"), Asked("coffee.jpg", ("resnet50",), "auto")
+    assert not analyzes(cat, cat) and analyzes(coffee, cat) and analyzes(cat, None)
+    assert analyzes(Asked("cat.jpg", ("resnet50", "vit_cifar"), "random"), cat)  # other weights
+    analyzing, inside, release, seen = OnePerSession(), threading.Event(), threading.Event(), []
+
+    def first() -> None:
+        with analyzing.only_one(PAGE, cat) as runs:
+            seen.append(("first", runs))
+            inside.set()
+            release.wait(10)
+            seen.append(("first ends", True))
+
+    def other() -> None:
+        with analyzing.only_one(PAGE, coffee) as runs:
+            seen.append(("another photo", runs))
+
+    thread, waiting = threading.Thread(target=first), threading.Thread(target=other)
+    thread.start()
+    inside.wait(10)
+    with analyzing.only_one(PAGE, cat) as runs:  # the double click
+        seen.append(("same", runs))
+    waiting.start()
+    time.sleep(0.2)
+    assert ("another photo", True) not in seen  # it waits for the first
+    release.set()
+    thread.join(10)
+    waiting.join(10)
+    assert seen == [("first", True), ("same", False), ("first ends", True), ("another photo", True)]

@@ -16,12 +16,14 @@ from app.backend.cifar_lab import CifarLab
 from app.backend.service import Service
 from app.exports.paper_findings import ORDER, PaperFindings
 from app.tabs import Download, Problem
-from app.tabs.alternet import PAPER_STEP, STEPS, AlterNetTab
+from app.tabs.alternet import NOT_AVERAGED, PAPER_STEP, STEPS, AlterNetTab
 from app.tabs.column_maps import StoppedMaps
-from app.tabs.compare import CompareTab, Look, known_classes, restarted
+from app.tabs.compare import CompareTab, Look, attention_controls, known_classes, limited, photo_line
 from app.tabs.dataset import DatasetTab
 from app.tabs.paper import PaperTab
-from app.views.attention import ViewOptions
+from app.tabs.tour import KEYS, address, index_of
+from app.views.attention import ATTENTION, LENS, ViewOptions
+from app.views.texts import LABEL
 
 
 @pytest.fixture(scope="module")
@@ -84,8 +86,7 @@ def test_a_columns_controls_fall_back_to_its_defaults_and_a_stop_keeps_the_map_b
     service: Service, sample_photo: Path
 ):
     """The rules a front end that re-draws a column on each change asks of the page model: each control not set,
-    or no longer valid, takes the column's default; a Stop leaves the map before it, for this run only; a double
-    click on Analyze re-runs nothing and undoes the lesions."""
+    or no longer valid, takes the column's default; a Stop leaves the map before it, for this run only."""
     tab = CompareTab(service)
     page = tab.analyze(str(sample_photo), ["vit_cifar", "preact_resnet"], "", "random", Look())
     vit, resnet = page.columns
@@ -108,9 +109,31 @@ def test_a_columns_controls_fall_back_to_its_defaults_and_a_stop_keeps_the_map_b
     maps.compute(0)
     assert not maps.is_stopped(0, "run-a", occlusion.key(run))
 
-    lesioned = tab.lesion(page.runs, 0, [5], Look())
-    assert [r.result.name for r in restarted(lesioned.runs)] == ["vit_cifar", "preact_resnet"]
-    assert restarted(lesioned.runs)[0] is page.runs[0] and restarted(page.runs) == page.runs
+
+def test_the_model_limit_and_the_stale_photo_line_are_the_page_models():
+    """At most four models (a pick past the limit is undone); the status line calls the results stale once the photo
+    is not the one analyzed, but not before any analysis, not for the photo analyzed, and not while an Analyze is
+    under way (a photo uploaded as it was pressed is the one analyzed)."""
+    assert limited(["a", "b", "c", "d", "e"]) == ["a", "b", "c", "d"] and limited(["a"]) == ["a"] and limited([]) == []
+    assert photo_line("new.jpg", "cat.jpg", under_way=False) == LABEL.stale.format(previous="the previous photo")
+    assert photo_line("new", "old", False, "**cat.jpg**") == LABEL.stale.format(previous="**cat.jpg**")
+    assert photo_line(None, "cat.jpg", False) is not None  # the photo cleared: the results are still the old one's
+    assert photo_line("cat.jpg", "cat.jpg", False) is None and photo_line("new.jpg", "", False) is None
+    assert photo_line("new.jpg", "cat.jpg", under_way=True) is None
+
+
+def test_the_controls_that_apply_to_a_map_are_the_page_models():
+    """Layer, head and rollout (each front end enables them so): rollout spans every layer and head; the logit lens
+    takes a layer; other methods take none of them."""
+    assert attention_controls(False, ATTENTION) == (True, True, True)
+    assert attention_controls(True, ATTENTION) == (False, False, True)
+    assert attention_controls(False, LENS) == (True, False, False) and attention_controls(True, LENS)[2] is False
+    assert attention_controls(False, "Saliency") == (False, False, False) == attention_controls(False, "")
+
+
+def test_the_tours_address_names_the_step_shown_and_none_off_the_tour():
+    assert address(0) == KEYS[0] and address(3) == KEYS[3] and address(99) == KEYS[-1]
+    assert address(None) is None and address(index_of(KEYS[2])) == KEYS[2] and address(index_of("3")) == KEYS[2]
 
 
 def test_alternet_keeps_step_grid_and_text_in_step_and_names_every_bad_entry(service: Service, sample_photo: Path):
@@ -142,6 +165,16 @@ def test_alternet_keeps_step_grid_and_text_in_step_and_names_every_bad_entry(ser
         tab.export(None)
     with pytest.raises(Problem, match="10 to 1000"):
         tab.on_subset("s4:4", 5)
+    # the spec box holding text that is not a placement: averaging and exporting are refused, in the same words in
+    # every front end; what is shown stays
+    assert tab.typed_problem("s4:4") is None and tab.typed_problem(None) is None and "s9:2" in tab.typed_problem("s9:2")
+    with pytest.raises(Problem) as info:
+        tab.on_subset("s4:4", 100, typed="s4:4,s9:2")
+    assert str(info.value).startswith(f"{NOT_AVERAGED}: the MSA blocks typed as text are not a placement (")
+    assert str(info.value).endswith("what is shown is the last good one.") and "s9:2" in str(info.value)
+    with pytest.raises(Problem, match="^Not exported: the MSA blocks typed as text are not a placement"):
+        tab.export(shown, typed="foo")
+    assert tab.export(shown, typed="s4:4").filename == zipped.filename
 
 
 def test_dataset_measures_a_zip_and_names_the_file_as_the_user_knows_it(service: Service, tmp_path: Path):

@@ -11,15 +11,15 @@ from app.streamlit_ui.downloads import export_button
 from app.streamlit_ui.photo import unreadable
 from app.streamlit_ui.progress import progress_bar
 from app.streamlit_ui.resources import lab
-from app.tabs import Download, Problem
+from app.tabs import Problem
 from app.tabs.alternet import (
+    NOT_AVERAGED,
     PAPER_STEP,
     STEPS,
     SUBSET_DEFAULT,
     SUBSET_MAX,
     SUBSET_MIN,
     AlterNetTab,
-    AlterNetView,
     Builder,
 )
 from app.views import alt_text
@@ -73,9 +73,6 @@ def on_text() -> None:
         state.spec_problem = (state.spec_text, str(exc))
 
 
-NOT_A_PLACEMENT = "the MSA blocks typed as text are not a placement ({problem}); what is shown is the last good one."
-
-
 def spec_problem() -> str | None:
     """The problem of the text in the spec box (None: it is the placement shown, or no text was typed)."""
     typed, why = state.get("spec_problem", (None, None))
@@ -107,16 +104,18 @@ def alternet_tab(picture: tuple[bytes, str], photo_digest: str, shown: bool) -> 
     count = st.slider(LABEL.subset_count, SUBSET_MIN, SUBSET_MAX, SUBSET_DEFAULT, 10, key="subset_count")
     averaged = st.button(LABEL.subset, key="subset")
     if shown:
-        results(picture, photo_digest, bad, count, averaged)
+        results(picture, photo_digest, count, averaged)
 
 
-def results(picture: tuple[bytes, str], photo_digest: str, bad: str | None, count: int, averaged: bool) -> None:
+def results(picture: tuple[bytes, str], photo_digest: str, count: int, averaged: bool) -> None:
     """The drawing, cost and curves of the placement shown: the photo's, or the subset's when `averaged`."""
     key = (photo_digest, state.spec)
     try:
         if averaged:
-            if bad:  # the last good placement's results stay, said so
-                st.error(f"Not averaged: {NOT_A_PLACEMENT.format(problem=bad)}")
+            try:  # while the spec box holds no placement, the last good placement's results stay, said so
+                AlterNetTab.unless_typed_bad(NOT_AVERAGED, state.get("spec_text"))
+            except Problem as exc:
+                st.error(str(exc))
             else:
                 state.alternet_view, state.alternet_key = tab().on_subset(state.spec, count, progress_bar()), key
         elif state.get("alternet_key") != key:  # a new photo or placement: the photo's curves
@@ -139,11 +138,4 @@ def results(picture: tuple[bytes, str], photo_digest: str, bad: str | None, coun
     if shown.accuracy:
         st.markdown(shown.accuracy)
     st.markdown(shown.here)
-    export_button(LABEL.alternet_export, "alternet", lambda: exported_alternet(shown, bad))
-
-
-def exported_alternet(shown: AlterNetView, bad: str | None) -> Download:
-    """The AlterNet tab's export, refused while the spec box holds a bad placement."""
-    if bad:
-        raise Problem(f"Not exported: {NOT_A_PLACEMENT.format(problem=bad)}")
-    return tab().export(shown)
+    export_button(LABEL.alternet_export, "alternet", lambda: tab().export(shown, state.get("spec_text")))

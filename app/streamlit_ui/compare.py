@@ -16,7 +16,7 @@ from app.streamlit_ui.photo import digest, unreadable
 from app.streamlit_ui.progress import progress_bar
 from app.streamlit_ui.resources import service
 from app.tabs import Problem
-from app.tabs.column_maps import StoppedMaps, stopped_line
+from app.tabs.column_maps import Asked, StoppedMaps, analyzes, stopped_line
 from app.tabs.compare import (
     DEFAULT_FIGURE,
     Column,
@@ -25,7 +25,7 @@ from app.tabs.compare import (
     Page,
     attention_controls,
     column_key,
-    restarted,
+    photo_line,
 )
 from app.views import alt_text
 from app.views import texts as text
@@ -57,17 +57,17 @@ def look() -> Look:
 def analyze(picture: tuple[bytes, str], names: list[str], typed: str, weights: str) -> None:
     """Run every model on the photo, with a progress bar; results go to the session state under a new
     analysis number, which keys the columns' controls afresh, and the previous exports are dropped. The
-    results are stored before anything more is drawn: a rerun that interrupts this one (an upload ending)
-    then keeps them. Asked again for the results on screen (a double click), it re-runs nothing: the columns
-    start afresh from the intact models."""
+    results are stored before anything more is drawn: a rerun that interrupts this one (an upload ending, a
+    second click) then keeps them, and the Analyze is under way until its run ends. A second Analyze asking for
+    the one under way re-runs nothing: its stored results fill the page (column_maps.analyzes)."""
     if problem := unreadable(picture):
         st.error(problem)
         return
-    asked = (digest(picture[0]), tuple(picked_models(names, typed)), weights)
-    if state.runs and state.get("analyzed") == asked:
-        state.runs, state.analysis = restarted(state.runs), state.analysis + 1
-        state.pop("exported", None)
+    asked = Asked(digest(picture[0]), tuple(picked_models(names, typed)), weights)
+    under_way = state.pop("under_way", None)  # cut short by this run's rerun
+    if state.runs and state.get("analyzed") == under_way and not analyzes(asked, under_way):
         return
+    state.under_way = asked
     with st.status(f"Analyzing {picture[1]}", expanded=True) as status:
         try:
             page = tab().analyze(picture[0], names, typed, weights, look(), progress_bar(), picture[1])
@@ -80,6 +80,7 @@ def analyze(picture: tuple[bytes, str], names: list[str], typed: str, weights: s
         state.runs, state.photo_name, state.photo_digest = page.runs, picture[1], digest(picture[0])
         state.compare_page = ((look().log_y, page.shaded), page)  # drawn below as it is, not made again
         status.update(label=page.status, state="complete", expanded=False)
+    state.pop("under_way", None)
 
 
 def view_options(i: int, column: Column) -> ViewOptions:
@@ -255,12 +256,13 @@ def compare_page() -> Page:
 
 
 def compare_tab(photo_digest: str) -> None:
+    state.pop("under_way", None)  # a run that gets this far has no Analyze under way (one cut short is over)
     st.markdown(text.COMPARE)
     if not state.runs:
         st.info(LABEL.ready)
         return
-    if state.get("photo_digest") != photo_digest:
-        st.info(LABEL.stale.format(previous=f"**{state.photo_name}**"))
+    if stale := photo_line(photo_digest, state.get("photo_digest"), False, f"**{state.photo_name}**"):
+        st.info(stale)
     left, right = st.columns(2)
     left.selectbox(LABEL.colormap, COLORMAPS, key="colormap")
     right.slider(LABEL.opacity, 0.0, 1.0, 0.6, 0.05, key="opacity")

@@ -8,7 +8,7 @@ from app.streamlit_ui.compare import look
 from app.streamlit_ui.downloads import export_button
 from app.streamlit_ui.resources import service
 from app.tabs.tour import KEYS as TOUR_KEYS
-from app.tabs.tour import TourTab
+from app.tabs.tour import TourTab, address
 from app.tabs.tour import index_of as tour_index
 from app.views import alt_text
 from app.views import texts as text
@@ -26,8 +26,8 @@ def move(delta: int) -> None:
 def linked(on_tour: bool) -> None:
     """The page's address names the tour's step while the tour is shown (a link a teacher can copy), and no step
     once another tab is (a reload then opens the Compare tab)."""
-    if on_tour:
-        st.query_params["step"] = TOUR_KEYS[state.tour_step]
+    if (step := address(state.tour_step if on_tour else None)) is not None:
+        st.query_params["step"] = step
     elif "step" in st.query_params:
         del st.query_params["step"]
 

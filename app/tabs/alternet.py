@@ -18,7 +18,7 @@ import plotly.graph_objects as go
 from app.backend.cifar_lab import STEPS, CifarLab, LabRun, step_of
 from app.backend.service import Report
 from app.exports import export
-from app.tabs import Download, problem, problems
+from app.tabs import Download, Problem, problem, problems
 from app.views import alternet as view
 from app.views import evidence, figures
 from engine.data.images import ImageInput
@@ -26,6 +26,8 @@ from engine.models.placement import PAPER_DEPTHS, Placement, PlacementError, par
 
 SUBSET_DEFAULT, SUBSET_MIN, SUBSET_MAX = 100, 10, 1000
 PAPER_STEP = len(STEPS) - 1
+NOT_A_PLACEMENT = "the MSA blocks typed as text are not a placement ({problem}); what is shown is the last good one."
+NOT_AVERAGED, NOT_EXPORTED = "Not averaged", "Not exported"  # what NOT_A_PLACEMENT refuses, in its words
 
 
 @dataclass(frozen=True)
@@ -90,6 +92,25 @@ class AlterNetTab:
     def from_text(self, spec: str) -> Builder:
         return builder(self.placement(spec))
 
+    @staticmethod
+    def typed_problem(typed: str | None) -> str | None:
+        """Why the text typed in the spec box is not a placement (None: it is one, or none was typed)."""
+        if typed is None:
+            return None
+        try:
+            parse(typed, PAPER_DEPTHS)
+        except PlacementError as exc:  # not logged: the box's own check (from_text) said it once
+            return str(exc)
+        return None
+
+    @classmethod
+    def unless_typed_bad(cls, doing: str, typed: str | None) -> None:
+        """The rule of the spec box, in every front end: while it holds text that is not a placement, averaging and
+        exporting are refused with NOT_A_PLACEMENT, after `doing` ("Not averaged", "Not exported"); what is shown
+        stays, the last good placement's."""
+        if (why := cls.typed_problem(typed)) is not None:
+            raise Problem(f"{doing}: {NOT_A_PLACEMENT.format(problem=why)}")
+
     def on_photo(self, spec: str, photo: ImageInput | None, name: str = "") -> AlterNetView:
         """The placement's drawing and cost, and the three models' curves on the photo (none without one);
         `name` names the photo in exports (default: its file name, where it is a path)."""
@@ -101,8 +122,10 @@ class AlterNetTab:
             run, placement, "your photo, center-cropped and resized to 32×32", f"on {name}, resized to 32×32"
         )
 
-    def on_subset(self, spec: str, images: int, report: Report | None = None) -> AlterNetView:
-        """The curves averaged over `images` balanced CIFAR-10 test images, with each model's accuracy."""
+    def on_subset(self, spec: str, images: int, report: Report | None = None, typed: str | None = None) -> AlterNetView:
+        """The curves averaged over `images` balanced CIFAR-10 test images, with each model's accuracy; refused
+        while the spec box holds `typed`, text that is not a placement (unless_typed_bad)."""
+        self.unless_typed_bad(NOT_AVERAGED, typed)
         placement = self.placement(spec)
         if not SUBSET_MIN <= int(images) <= SUBSET_MAX:
             raise problem(f"average over {SUBSET_MIN} to {SUBSET_MAX} test images, not {images}")
@@ -142,9 +165,10 @@ class AlterNetTab:
         )
 
     @staticmethod
-    def export(shown: AlterNetView | None) -> Download:
+    def export(shown: AlterNetView | None, typed: str | None = None) -> Download:
         """The tab's Fig 8 and 9 as PNG and SVG (subtitled with what they were measured on) and its Fig 11
-        drawing as SVG, in one ZIP."""
+        drawing as SVG, in one ZIP; refused while the spec box holds `typed`, text that is not a placement."""
+        AlterNetTab.unless_typed_bad(NOT_EXPORTED, typed)
         if shown is None or shown.run is None:
             raise problem("Pick a photo or average over the test images first.")
         with problems():

@@ -156,29 +156,55 @@ def stopped_line(previous_shown: bool = True) -> str:
     return f"{LABEL.map_stopped} {text.MAP_STOPPED}" if previous_shown else LABEL.map_stopped
 
 
+@dataclass(frozen=True)
+class Asked:
+    """What an Analyze asks for: the photo (a key for it: its path or its bytes' digest), the models picked and
+    typed, and the weights."""
+
+    photo: str
+    models: tuple[str, ...]
+    weights: str
+
+
+def analyzes(asked: Asked, under_way: Asked | None) -> bool:
+    """The one rule for a second Analyze, in every front end: one asking for what the page's Analyze under way asks
+    for (a double click; clicks made while a photo uploads reach the server together) analyzes nothing, and the one
+    under way fills the page; anything else analyzes (once the one under way has ended: one at a time per page). A
+    later Analyze, once the page shows its results, analyzes afresh whatever it asks for."""
+    return under_way is None or asked != under_way
+
+
 class OnePerSession:
-    """One event of a kind at a time per page: a second Analyze sent while the first runs (a double click made
-    while a new photo uploads reaches the server twice) does nothing, rather than run the whole analysis again."""
+    """One Analyze at a time per page, by `analyzes`, for a front end whose events run at once (Gradio), keyed by the
+    page's session id: a second Analyze sent while the first runs asking for the same does nothing, rather than run
+    the whole analysis again; one asking for something else waits for the first to end, then runs."""
 
     def __init__(self) -> None:
-        self._guard = threading.Lock()
-        self._running: set[str] = set()
+        self._changed = threading.Condition()
+        self._running: dict[str, Asked] = {}
 
     @contextmanager
-    def only_one(self, session: Session) -> Iterator[bool]:
-        """True (the caller runs the event) unless the session's own event is running, in which case this yields
-        False at once (the running one will fill the page). Without a session (a direct call) it is always True."""
+    def only_one(self, session: Session, asked: Asked = Asked("", (), "")) -> Iterator[bool]:
+        """True (the caller runs the event) unless the session's own event asking for the same `asked` is running, in
+        which case this yields False at once (the running one will fill the page); an event asking for something
+        else waits for the running one to end. Without a session (a direct call) it is always True."""
         if not session:
             yield True
             return
-        with self._guard:
+        with self._changed:
+            while session in self._running:
+                if not analyzes(asked, self._running.get(session)):
+                    break
+                self._changed.wait()
             first = session not in self._running
-            self._running.add(session)
+            if first:
+                self._running[session] = asked
         if not first:
             yield False
             return
         try:
             yield True
         finally:
-            with self._guard:
-                self._running.discard(session)
+            with self._changed:
+                del self._running[session]
+                self._changed.notify_all()

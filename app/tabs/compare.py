@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import plotly.graph_objects as go
 
-from app.backend.service import IG_DEFAULT_STEPS, ModelRun, Report, Service, picked_models
+from app.backend.service import IG_DEFAULT_STEPS, MAX_MODELS, ModelRun, Report, Service, picked_models
 from app.exports import export
 from app.tabs import Download, problem, problems
 from app.views import evidence, figures
@@ -33,6 +33,7 @@ from app.views.attention import (
 )
 from app.views.checks import check_line, checked, with_check
 from app.views.evidence import known_classes
+from app.views.texts import LABEL
 from engine.analyses.attributions import METHODS
 from engine.errors import shown
 from engine.results import ModelResult
@@ -129,10 +130,23 @@ class Column:
         return ViewOptions(layer, head, bool(rollout) and self.rollout, method, target, steps)
 
 
-def restarted(runs: list[ModelRun]) -> list[ModelRun]:
-    """The runs of an Analyze asked again for the results on screen (a double click): nothing is re-run, and every
-    column starts afresh from its intact model (a lesion undone)."""
-    return [run.original or run for run in runs]
+def limited(picked: list[str]) -> list[str]:
+    """The models picked, at most MAX_MODELS, in every front end: a pick past the limit is undone (Streamlit's picker
+    refuses it itself)."""
+    return list(picked or [])[:MAX_MODELS]
+
+
+def photo_line(
+    photo: str | None, analyzed: str | None, under_way: bool, previous: str = "the previous photo"
+) -> str | None:
+    """The status line once the photo changes, in every front end: LABEL.stale (the results shown are for
+    `previous`) when `photo` (a key for it: its path or digest) is not the photo `analyzed`; None (the line stays as
+    it is) before any photo was analyzed (no results are shown, and the line may say why one was refused), for the
+    photo analyzed (an upload that ends after its own Analyze has finished), and while an Analyze is under way (a
+    photo uploaded as it was pressed is the one analyzed: at its end, the photo is looked at again)."""
+    if under_way or not analyzed or photo == analyzed:
+        return None
+    return LABEL.stale.format(previous=previous)
 
 
 @dataclass(frozen=True)

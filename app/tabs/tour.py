@@ -67,6 +67,13 @@ def index_of(step: str | int | None) -> int:
     return min(max(number, 1), len(KEYS)) - 1
 
 
+def address(index: int | None) -> str | None:
+    """What the page's address names of the tour (its `?step=`), in every front end: the key of the step shown
+    (`index`, 0-based) while the tour is shown, so that a teacher can copy a link to it; None (no step) once another
+    tab is, so that a reload opens the Compare tab."""
+    return None if index is None else KEYS[min(max(int(index), 0), len(KEYS) - 1)]
+
+
 @dataclass
 class TourTab:
     service: Service

@@ -169,12 +169,12 @@ def build(demo: gr.Blocks, tab: AlterNetTab, image: gr.Image) -> None:
 
     @user_facing
     def on_subset(spec_text: str, images: float, request: gr.Request, progress: gr.Progress = gr.Progress()) -> list:
-        check(spec_text)
-        return show(tab.on_subset(spec_text, int(images), watched(progress, request)))
+        """The subset's curves; refused while the spec box holds no placement (the page model's rule)."""
+        return show(tab.on_subset(spec_text, int(images), watched(progress, request), typed=spec_text))
 
     @user_facing
-    def on_export(current: AlterNetView | None) -> str:
-        return saved(tab.export(current))
+    def on_export(current: AlterNetView | None, typed: str | None = None) -> str:
+        return saved(tab.export(current, typed))
 
     inputs = [spec, image]
     # one queue for every update of the panel, so that they land in the order they were asked for
@@ -192,6 +192,6 @@ def build(demo: gr.Blocks, tab: AlterNetTab, image: gr.Image) -> None:
     )
     image.change(on_new_photo, inputs, outputs, js=dropping_repeats("alternet_photo"), preprocess=False, **private)
     shown_on(export_button, exported)
-    export_button.click(on_export, shown, exported, api_name="alternet_export")
+    export_button.click(on_export, [shown, spec], exported, api_name="alternet_export")
     average.click(on_subset, [spec, count], outputs, api_name="alternet_subset", show_progress_on=[source], **update)
     demo.load(on_photo, inputs, outputs, **private)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Callable
 
@@ -12,27 +11,14 @@ from app.backend.service import IG_DEFAULT_STEPS, ModelRun
 from app.tabs.compare import CheckShown, Column, CompareTab, attention_controls
 from app.views import alt_text
 from app.views import texts as text
-from app.views.attention import ATTENTION, LENS, MEAN, ViewOptions
+from app.views.attention import MEAN, ViewOptions
 from app.views.texts import LABEL
-from engine.analyses.attributions import METHODS
 
 
-def applying_controls() -> str:
-    """The layer, head and rollout controls enabled where they apply to the map: the page model's
-    attention_controls, decided here for every method and applied in the browser (a request per change would take
-    one of the page's few places in the server's queue, app.server.middleware)."""
-    applies = {
-        f"{method}|{str(rollout).lower()}": attention_controls(rollout, method)
-        for method in (ATTENTION, LENS, *METHODS)
-        for rollout in (False, True)
-    }
-    return f"""(rollout, method) => {{
-    const applies = {json.dumps(applies)}[`${{method}}|${{Boolean(rollout)}}`] || [false, false, false];
-    return applies.map((on) => ({{__type__: "update", interactive: on}}));
-}}"""
-
-
-APPLYING_CONTROLS = applying_controls()
+def applying(rollout: bool | None, method: str | None) -> list[dict]:
+    """The layer, head and rollout controls enabled where they apply to the map, as the page model's
+    attention_controls decides (a method not known: none of them)."""
+    return [gr.update(interactive=on) for on in attention_controls(bool(rollout), method or "")]
 
 
 @dataclass

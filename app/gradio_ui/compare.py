@@ -4,24 +4,23 @@ photo, the models and Analyze sit above the tabs (`Top`); the maps' handlers are
 
 from __future__ import annotations
 
-import json
 from typing import Callable
 
 import gradio as gr
 
-from app.backend.service import IG_DEFAULT_STEPS, MAX_MODELS, ModelRun
+from app.backend.service import IG_DEFAULT_STEPS, MAX_MODELS, ModelRun, picked_models
 from app.gradio_ui import checks
 from app.gradio_ui.columns import Slot, compare_column
 from app.gradio_ui.downloads import figure_export, pack_export, shown_on
 from app.gradio_ui.errors import user_facing, watched
 from app.gradio_ui.maps import Maps
-from app.gradio_ui.repeats import dropping_repeats
+from app.gradio_ui.repeats import dropping_repeats, writing
 from app.gradio_ui.rest import Rest
 from app.gradio_ui.sessions import session
 from app.gradio_ui.top import Top
 from app.tabs import notice
-from app.tabs.column_maps import OnePerSession
-from app.tabs.compare import DEFAULT_FIGURE, SHADE_DEFAULT, CompareTab, Look, Page
+from app.tabs.column_maps import Asked, OnePerSession
+from app.tabs.compare import DEFAULT_FIGURE, SHADE_DEFAULT, CompareTab, Look, Page, limited, photo_line
 from app.views import texts as text
 from app.views.attention import COLORMAPS, ViewOptions
 from app.views.texts import LABEL
@@ -30,6 +29,17 @@ SHADE_MIN_PX = 300  # "Shade the blocks of": room for a model's name (a phone's 
 CLOSING_ERRORS = (
     "() => document.querySelectorAll('.toast-body.error [data-testid=toast-close]').forEach((close) => close.click())"
 )
+# What only the browser knows, for the page model's photo_line: whether an Analyze was sent and not answered yet (a
+# photo uploaded as Analyze was pressed reaches the server before that Analyze's request)
+REPORTS_UNDER_WAY = "(photo, analyzed, _) => [photo, analyzed, Boolean(window.__vitAnalyzing)]"
+ENDS_UNDER_WAY = "(...inputs) => { window.__vitAnalyzing = false; return inputs; }"
+# Analyze: a repeat sent within a second is dropped before it reaches the server (the page model's rule answers it
+# with nothing, column_maps.analyzes: dropped here, it holds none of the page's places in the server's queue); one
+# sent marks an Analyze under way and closes the error toasts of the Analyze before it (a second refusal of a file
+# is then one toast, not "Error (2)")
+SENDS_ANALYZE = f"""(...inputs) => {{ const sent = ({dropping_repeats("analyze")})(...inputs);
+    if (Array.isArray(sent)) {{ window.__vitAnalyzing = true; ({CLOSING_ERRORS})(); }}
+    return sent; }}"""
 
 
 class Compare:
@@ -106,7 +116,8 @@ class Compare:
 
     def analyze_page(self) -> Callable:
         """The handler of Analyze; `typed` adds any timm models named in the text box to the checked ones. A second
-        Analyze of the session while one runs (a double click) changes nothing and ends at once."""
+        Analyze of the session asking for the one under way (a double click) changes nothing and ends at once; one
+        asking for something else runs once the first has ended (column_maps.analyzes)."""
 
         @user_facing
         def analyze(
@@ -120,7 +131,8 @@ class Compare:
             request: gr.Request = None,
             progress: gr.Progress = gr.Progress(),
         ) -> dict:
-            with self.analyzing.only_one(session(request)) as first:
+            asked = Asked(str(image or ""), tuple(picked_models(names or [], typed)), str(weights))
+            with self.analyzing.only_one(session(request), asked) as first:
                 if not first:
                     return gr.skip()
                 look = Look(colormap, opacity, log_y)
@@ -135,6 +147,14 @@ class Compare:
             }
 
         return analyze
+
+    @staticmethod
+    def photo_status(photo: dict | None, analyzed: str | None, under_way: bool = False) -> str | dict:
+        """The status line after the photo changed or an Analyze ended: the page model's photo_line; the line as it
+        is when that says nothing (`photo`: as the browser sends it, not preprocessed)."""
+        path = photo.get("path") if isinstance(photo, dict) else None
+        line = photo_line(path, analyzed, bool(under_way))
+        return gr.skip() if line is None else line
 
     def lesion(self, slot: int) -> Callable:
         """The handler re-running one slot's model with the chosen units switched off (none: restored)."""
@@ -164,18 +184,18 @@ class Compare:
     def wire(self) -> None:
         """Every event of the tab, and of Analyze above it."""
         top, slots = self.top, self.slots
-        # another photo than the one analyzed: the status line says the results shown are for the previous one (in
-        # the browser: no request); an upload that ends after its own Analyze has finished is not another photo
-        # (not while an Analyze runs: a photo uploaded as it was pressed is the one analyzed; at its end, it is
-        # checked; nor before any photo was analyzed: then no results are shown, and the line may say why one was
-        # refused) (a kept line is left unwritten, not written back: the line read with the inputs may predate the
-        # Analyze's own)
-        stale, kept = json.dumps(LABEL.stale.format(previous="the previous photo")), "{__type__: 'update'}"
-        said = f"!analyzed || (photo && photo.path === analyzed) ? {kept} : {stale}"
-        photos = [top.image, top.analyzed_photo]
-        top.image.change(None, photos, top.status, js=f"(photo, analyzed) => window.__vitAnalyzing ? {kept} : {said}")
-        # at most MAX_MODELS ticked, as Streamlit's picker allows: a tick past the limit is undone (in the browser)
-        top.models.input(None, top.models, top.models, js=f"(picked) => [picked.slice(0, {MAX_MODELS})]")
+        # another photo than the one analyzed: the status line says that the results shown are for the previous one
+        # (CompareTab's photo_line, told by the browser whether an Analyze is under way)
+        photos, private = [top.image, top.analyzed_photo], {"queue": False, "api_visibility": "private"}
+        said = {"fn": self.photo_status, "outputs": top.status, "preprocess": False, **private}
+        top.image.change(inputs=[*photos, top.under_way], js=REPORTS_UNDER_WAY, **said)
+        # at most MAX_MODELS ticked, as Streamlit's picker allows: a tick past the limit is undone (the page model's)
+        top.models.input(
+            lambda picked: gr.skip() if limited(picked) == picked else limited(picked),
+            top.models,
+            top.models,
+            **private,
+        )
         analyzing = top.run.click(
             self.analyze_page(),
             [top.image, top.models, top.weights, self.colormap, self.opacity, self.log_y, top.typed_models],
@@ -194,17 +214,12 @@ class Compare:
             ],
             api_name="run",
             show_progress_on=top.status,
-            # a double click analyzes once; one sent marks the page as analyzing, for the stale note above, and closes
-            # the error toasts of the Analyze before it (a second refusal of a file is then one toast, not "Error (2)")
-            js=f"""(...inputs) => {{ const sent = ({dropping_repeats("analyze")})(...inputs);
-                if (Array.isArray(sent)) {{ window.__vitAnalyzing = true; ({CLOSING_ERRORS})(); }}
-                return sent; }}""",
+            js=SENDS_ANALYZE,
         )
         # the offline notice in a line once a photo is analyzed (in the browser: no request)
-        analyzing.success(None, None, top.banner, js=f"() => {json.dumps(notice(self.tab.service.online, True))}")
-        done = f"(photo, analyzed) => {{ window.__vitAnalyzing = false; return {said}; }}"
-        analyzing.success(None, photos, top.status, js=done)
-        analyzing.failure(None, js="() => { window.__vitAnalyzing = false; }")
+        analyzing.success(None, None, top.banner, js=writing(notice(self.tab.service.online, True)))
+        analyzing.success(inputs=photos, js=ENDS_UNDER_WAY, **said)  # at its end, the photo is looked at again
+        analyzing.failure(None, js=ENDS_UNDER_WAY)
         # a successful Analyze closes the error toasts before it: their problem is behind the user (an error stays
         # up until then, or until closed, so that it can be read whatever the time it takes to act on it)
         analyzing.success(None, js=CLOSING_ERRORS)

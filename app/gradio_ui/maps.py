@@ -12,7 +12,7 @@ import gradio as gr
 import numpy as np
 
 from app.backend.service import MAX_MODELS, ModelRun
-from app.gradio_ui.columns import APPLYING_CONTROLS, Slot, check_parts, offered, unchecked, view_options
+from app.gradio_ui.columns import Slot, applying, check_parts, offered, unchecked, view_options
 from app.gradio_ui.errors import user_facing, watched
 from app.gradio_ui.sessions import session
 from app.tabs import Problem
@@ -135,10 +135,11 @@ class Maps:
 
         return restyle
 
-    def stop_button(self, slot: int) -> Callable:
+    def stop_button(self, slot: int, controls: bool = False) -> Callable:
         """The handler run as a slot's map is asked for, before its request: it stops the slot's map in progress,
         which the controls no longer ask for (the browser sends the new request once that one has ended), and shows
-        the Stop button when the new map has to be computed (hidden when it is drawn)."""
+        the Stop button when the new map has to be computed (hidden when it is drawn); with `controls` (a new
+        method or rollout), then the layer, head and rollout enabled where they apply (columns.applying)."""
 
         def shown(
             runs: list[ModelRun],
@@ -155,7 +156,8 @@ class Maps:
         ):
             self.columns.ask(session(request), slot)
             asked = view_options(layer, head, rollout, method, target, steps)
-            return gr.Button(visible=not (slot >= len(runs) or asked.computed(runs[slot])))
+            button = gr.Button(visible=not (slot >= len(runs) or asked.computed(runs[slot])))
+            return [button, *applying(rollout, method)] if controls else button
 
         return shown
 
@@ -228,14 +230,22 @@ class Maps:
             changes = [slot.layer.input, slot.head.input, slot.rollout.input, slot.method.input, slot.target.input]
             # the browser runs a trigger's listeners in the order made, each after the one before has finished:
             # the quick ones (the Stop button, the controls that apply) come before the map, which may take minutes
-            gr.on(changes, self.stop_button(i), inputs, slot.stop, **private)  # only while computing
+            # the Stop only while computing; a new method or rollout also sets which controls apply (rollout takes
+            # every layer and head; other methods use none of them), in the same quick request
+            gr.on(
+                [slot.layer.input, slot.head.input, slot.target.input],
+                self.stop_button(i),
+                inputs,
+                slot.stop,
+                **private,
+            )
             gr.on(
                 [slot.rollout.input, slot.method.input],
-                None,
-                [slot.rollout, slot.method],
-                [slot.layer, slot.head, slot.rollout],
-                js=APPLYING_CONTROLS,
-            )  # rollout takes every layer and head; other methods use none of them
+                self.stop_button(i, controls=True),
+                inputs,
+                [slot.stop, slot.layer, slot.head, slot.rollout],
+                **private,
+            )
             chosen = gr.on(
                 changes,
                 self.redraw(i),

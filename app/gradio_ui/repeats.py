@@ -18,3 +18,8 @@ def dropping_repeats(name: str, seconds: float = 1.0) -> str:
         sent[{json.dumps(name)}] = {{key, at: now}};
         return inputs;
     }}"""
+
+
+def writing(value: object) -> str:
+    """An event's `js` writing `value` (a text the page model wrote, as JSON) to its output, in the browser."""
+    return f"() => {json.dumps(value)}"

@@ -41,6 +41,7 @@ class Top:
     run: gr.Button
     status: gr.Markdown
     analyzed_photo: gr.Textbox
+    under_way: gr.Checkbox  # whether an Analyze is under way, as the browser knows it (the photo's change reports it)
     state: gr.State
     views: gr.State
     refused: Refusals  # the photo uploads refused: their path, the line each was refused with
@@ -84,9 +85,12 @@ class Top:
                 run = gr.Button(LABEL.analyze, variant="primary")
                 status = gr.Markdown(LABEL.ready, min_height=48, elem_id="status")
                 analyzed_photo = gr.Textbox(visible=False)  # the photo the results are for, for the note below
+                under_way = gr.Checkbox(visible=False)
         state = gr.State([], time_to_live=session_ttl_s)
         views = gr.State({}, time_to_live=session_ttl_s)  # each column's map as last chosen, for the exports
-        return cls(banner, image, models, typed_models, weights, run, status, analyzed_photo, state, views, refused)
+        return cls(
+            banner, image, models, typed_models, weights, run, status, analyzed_photo, under_way, state, views, refused
+        )
 
     def refused_status(self, photo: dict | None) -> str | dict:
         """The status line after a failed Analyze: the line `photo` (as sent, not preprocessed) was refused with,

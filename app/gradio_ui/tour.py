@@ -12,32 +12,23 @@ from app.backend.service import ModelRun
 from app.gradio_ui.downloads import saved, shown_on
 from app.gradio_ui.errors import user_facing
 from app.tabs.compare import Look
-from app.tabs.tour import KEYS, TourTab, index_of
+from app.tabs.tour import KEYS, TourTab, address, index_of
 from app.views import alt_text
 from app.views import texts as text
 from app.views.page_style import BRING_INTO_VIEW
 
-ADDRESS = f"""(shown) => {{
-    const number = Number((/Step (\\d+) of/.exec(shown || "") || [])[1]);
-    if (number) {{
-        const address = new URL(window.location.href);
-        address.searchParams.set("step", {json.dumps(list(KEYS))}[number - 1]);
-        window.history.replaceState(window.history.state, "", address);
-    }}
+WRITES_ADDRESS = """(said) => {
+    if (!said) return [];
+    const address = new URL(window.location.href), step = JSON.parse(said).step;
+    if (step) address.searchParams.set("step", step);
+    else address.searchParams.delete("step");
+    if (address.href !== window.location.href) window.history.replaceState(window.history.state, "", address);
     return [];
-}}"""  # the page's address set to ?step=<the step shown> (read from the progress line: a State stays on the server)
-FORGET = """(shown) => {
-    const address = new URL(window.location.href);
-    if (shown && address.searchParams.has("step")) {
-        address.searchParams.delete("step");
-        window.history.replaceState(window.history.state, "", address);
-    }
+}"""  # the page's address as the page model's tour `address` said it, in a hidden box (a State stays on the server)
+IN_VIEW = f"""(said) => {{
+    if (said && JSON.parse(said).step) ({BRING_INTO_VIEW})("#tour-progress", 8);
     return [];
-}"""  # another tab shown: the address no longer names a step (a reload opens the Compare tab, as in Streamlit);
-# not while the progress line is empty: the first tab's select fires as the page mounts, before a deep link is read
-IN_VIEW = f"""() => {{
-    if (new URL(window.location.href).searchParams.has("step")) ({BRING_INTO_VIEW})("#tour-progress", 8);
-}}"""  # the step's progress line at the top of the screen, its heading under it
+}}"""  # a deep link: the step's progress line at the top of the screen, its heading under it
 
 
 def build(tab: TourTab, state: gr.State, tabs: gr.Tabs, page: gr.Tab, demo: gr.Blocks, photo: gr.Textbox) -> None:
@@ -59,7 +50,8 @@ def build(tab: TourTab, state: gr.State, tabs: gr.Tabs, page: gr.Tab, demo: gr.B
         ahead = gr.Button("Next →", variant="primary", elem_id="tour-next")
         export = gr.Button("Export this tour (handout)", elem_id="tour-export")
     exported = gr.File(label="Download", interactive=False, visible=False, elem_id="tour-file")
-    shown = [position, progress, statement, picture, plot, verdict, numbers_box, numbers, try_this, back, ahead]
+    said = gr.Textbox(visible=False)  # what the page's address names of the tour: {"step": key or null}, as JSON
+    shown = [position, progress, statement, picture, plot, verdict, numbers_box, numbers, try_this, back, ahead, said]
 
     @user_facing
     def show(runs: list[ModelRun], index: int) -> list:
@@ -78,6 +70,7 @@ def build(tab: TourTab, state: gr.State, tabs: gr.Tabs, page: gr.Tab, demo: gr.B
             f"**Try this:** {step.try_this}",
             gr.Button(interactive=step.number > 1),
             gr.Button(interactive=step.number < len(KEYS)),
+            json.dumps({"step": address(step.number - 1)}),
         ]
 
     @user_facing
@@ -87,7 +80,15 @@ def build(tab: TourTab, state: gr.State, tabs: gr.Tabs, page: gr.Tab, demo: gr.B
     def linked(runs: list[ModelRun], request: gr.Request) -> list:
         """The step named in the page's address (`?step=`), the tab selected; else the first step."""
         asked = request.query_params.get("step") if request else None
-        return [*show(runs, index_of(asked)), gr.Tabs(selected="tour") if asked else gr.Tabs()]
+        step = [*show(runs, index_of(asked))]
+        if not asked:  # the tour is not shown: the address names no step
+            step[-1] = json.dumps({"step": address(None)})
+        return [*step, gr.Tabs(selected="tour") if asked else gr.Tabs()]
+
+    def forget(shown: str) -> str | dict:
+        """Another tab shown: the address names no step (not while the progress line is empty: the first tab's
+        select fires as the page mounts, before a deep link is read)."""
+        return json.dumps({"step": address(None)}) if shown else gr.skip()
 
     # One line for the step events, so their answers arrive in the order asked: a Back clicked while the tab's
     # own refresh is under way is no longer overwritten by that refresh.
@@ -105,13 +106,15 @@ def build(tab: TourTab, state: gr.State, tabs: gr.Tabs, page: gr.Tab, demo: gr.B
         ),
     ]
     for event in moved:  # the address follows the step (as in Streamlit), so that a teacher can copy a link to it
-        event.then(None, progress, None, js=ADDRESS)
+        event.then(None, said, None, js=WRITES_ADDRESS)
     shown_on(export, exported)
     export.click(handout, [state, photo], exported, api_name="tour_export")
     opening = demo.load(linked, state, [*shown, tabs], api_visibility="private", **in_order)
-    opening.then(None, js=IN_VIEW)  # a deep link shows its step on the first screen, not the page's top
+    opening.then(None, said, None, js=WRITES_ADDRESS)
+    opening.then(None, said, None, js=IN_VIEW)  # a deep link shows its step on the first screen, not the page's top
     opened = page.select(show, [state, position], shown, api_visibility="private", **in_order)  # runs may be new
-    opened.then(None, progress, None, js=ADDRESS)
+    opened.then(None, said, None, js=WRITES_ADDRESS)
     for other in tabs.children:  # the page's other tabs (the tour's own is among them, being built)
         if other is not page:
-            other.select(None, progress, None, js=FORGET)
+            gone = other.select(forget, progress, said, queue=False, api_visibility="private")
+            gone.then(None, said, None, js=WRITES_ADDRESS)

@@ -204,6 +204,7 @@ def test_figure_export_gives_a_titled_png_for_download():
     assert at.session_state["alternet_view"].measured.startswith(f"on {at.session_state['photo_name']}, resized")
 
 
+@pytest.mark.browser  # its handout PDF is printed by a real headless Chromium
 def test_the_teaching_pack_shows_each_map_as_chosen_on_screen():
     at = analyzed()
     at.slider(key=ckey(at, "layer", 1)).set_value(3).run()

@@ -110,6 +110,7 @@ def test_another_method_picked_during_a_slow_map_stops_it(page, streamlit_url): 
     assert "Integrated Gradients: " not in resnet.inner_text()  # its progress is gone
 
 
+@pytest.mark.browser  # its handout PDF is printed by a real headless Chromium
 def test_the_tour_handout_names_the_photo_analyzed():
     """The handout's figures are those the tour draws for the photo by its name ("on cat.jpg"), not "on the photo"."""
     at = AppTest.from_file(SCRIPT, default_timeout=TIMEOUT_S).run()

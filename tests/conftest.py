@@ -24,6 +24,16 @@ SERVER_START_TIMEOUT_S = 300  # a loaded 2-core machine has taken over 90 s to s
 STREAMLIT_SCRIPT = ROOT / "app" / "streamlit_server.py"
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """In a pytest-xdist worker, torch takes the worker's share of the cores: workers whose torch threads outnumber
+    the cores spend their time waiting on one another (two workers of two threads each ran slower than one)."""
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0"))
+    if workers > 1:
+        import torch
+
+        torch.set_num_threads(max(1, (os.cpu_count() or 1) // workers))
+
+
 @pytest.fixture(scope="module")
 def one_thread():
     """Torch on one thread for a module of tiny models: they gain nothing from threads, and on a busy CPU

@@ -86,7 +86,7 @@ def expected_kinds(placement: Placement) -> list[str]:
     return kinds
 
 
-@pytest.mark.slow  # over 3 s on the 2-core machine: not in the quick core
+@pytest.mark.slow  # over 3 s on the 2-core machine
 @pytest.mark.parametrize("placement", buildup_sequence(), ids=str)
 def test_every_buildup_step_builds_runs_and_splits(placement):
     torch.manual_seed(0)

@@ -82,7 +82,7 @@ SMALL = {  # options that keep each run to a few seconds
 }
 
 
-@pytest.mark.slow  # over 3 s on the 2-core machine: not in the quick core
+@pytest.mark.slow  # over 3 s on the 2-core machine
 @pytest.mark.parametrize("name", list(FINDINGS))
 def test_each_finding_counts_its_passes_reports_progress_and_gives_json(model, data, name):
     finding = FINDINGS[name]

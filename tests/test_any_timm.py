@@ -119,7 +119,7 @@ def softmax_maps(model: LoadedModel, x: torch.Tensor, prefix: int) -> list[torch
     return [p[0, :, 0, prefix:].reshape(-1, side, side) for p in probs]
 
 
-@pytest.mark.slow  # over 3 s on the 2-core machine: not in the quick core
+@pytest.mark.slow  # over 3 s on the 2-core machine
 @pytest.mark.parametrize(
     "name",
     [

@@ -47,7 +47,7 @@ def logits_of(model, x: torch.Tensor) -> torch.Tensor:
         return model.module(x).float()
 
 
-@pytest.mark.slow  # over 3 s on the 2-core machine: not in the quick core
+@pytest.mark.slow  # over 3 s on the 2-core machine
 def test_integrated_gradients_are_complete_within_captums_delta(vit, image):
     result = IntegratedGradients(vit, steps=64).attribute(image, 3)
     x = vit.transform(engine.load_image(image)).unsqueeze(0)
@@ -193,7 +193,7 @@ def agreement(coarse: np.ndarray, fine: np.ndarray) -> float:
     return float(torch.corrcoef(torch.stack(pooled))[0, 1])
 
 
-@pytest.mark.slow  # over 3 s on the 2-core machine: not in the quick core
+@pytest.mark.slow  # over 3 s on the 2-core machine
 @pytest.mark.parametrize(
     "name, finer, occlusion_floor",  # the finer Occlusion: the previous default (one patch; 1/8 of the input)
     [("vit_cifar", (4, 4), 0.5), ("preact_resnet", (4, 2), 0.2)],

@@ -118,7 +118,7 @@ def test_pickled_objects_are_refused(tmp_path):
         engine.create_model("resnet50", weights=str(path), device="cpu")
 
 
-@pytest.mark.slow  # over 3 s on the 2-core machine: not in the quick core
+@pytest.mark.slow  # over 3 s on the 2-core machine
 @pytest.mark.parametrize("name, unit", [("resnet50", 6), ("vit_tiny_patch16_224", 9), ("vit_tiny_patch16_224", 10)])
 def test_lesion_changes_output_and_removal_restores_it_bit_for_bit(photos, name, unit):
     check_lesion(engine.create_model(name, weights="random", seed=2, device="cpu"), unit, photos)

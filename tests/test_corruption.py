@@ -205,7 +205,7 @@ def test_accuracies_match_a_manual_loop():
     assert result.to_json()["accuracy_by_corruption"] == {n: pytest.approx(np.mean(result.accuracy[n])) for n in names}
 
 
-@pytest.mark.slow  # over 3 s on the 2-core machine: not in the quick core
+@pytest.mark.slow  # over 3 s on the 2-core machine
 def test_fig_12b_bits_give_the_analysis_accuracies_and_the_models_predictions():
     """Step 6's (bundled weights) bit per corrupted image (engine.paper.findings.corruption_correct, as
     scripts/score_test_split.py --corruption stores them), counted per corruption and severity, give the accuracy

@@ -77,7 +77,7 @@ def pit_latents(model, x):
     return latents
 
 
-@pytest.mark.slow  # over 3 s on the 2-core machine: not in the quick core
+@pytest.mark.slow  # over 3 s on the 2-core machine
 @pytest.mark.parametrize(
     "name, sequential",
     [

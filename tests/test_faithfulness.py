@@ -192,8 +192,8 @@ def test_a_columns_check_is_its_maps_alone_and_is_said_under_it(sample_photo: Pa
     from app.views.attention import ViewOptions
 
     tab = CompareTab(Service.start())
-    page = tab.analyze(str(sample_photo), ["vit_cifar", "resnet50"], "", AUTO, Look())
-    vit, resnet = page.runs
+    page = tab.analyze(str(sample_photo), ["vit_cifar", "vit_tiny_patch16_224"], "", AUTO, Look())
+    vit, untrained = page.runs
     shown = page.columns[0].options  # the default map: the last layer's attention, head mean
     assert text.CHECK_TITLE not in page.columns[0].caption and page.columns[0].check == CheckShown(True)
     caption, curves, line = tab.check(vit, shown)
@@ -208,16 +208,16 @@ def test_a_columns_check_is_its_maps_alone_and_is_said_under_it(sample_photo: Pa
     other = ViewOptions(layer=3)
     assert text.CHECK_TITLE not in tab.view(vit, other, Look())[1] and tab.checked_curves(vit, other) is None
     assert tab.check_shown(vit, other) == CheckShown(True)  # another map drawn: its own check offered
-    assert tab.check_shown(resnet, ViewOptions(method="Occlusion")) == CheckShown(False)  # not drawn: nothing
+    assert tab.check_shown(untrained, ViewOptions(method="Occlusion")) == CheckShown(False)  # not drawn: nothing
     assert tab.view(vit, shown, Look())[1] == caption  # back on the checked map: its line again
     passes = tab.service.forward_passes
     tab.check(vit, shown)
     assert tab.service.forward_passes == passes  # checked once: nothing is run again, the map is not redrawn
     with pytest.raises(Problem, match="Draw this map first"):
-        tab.check(resnet, ViewOptions(method="Occlusion"))
+        tab.check(untrained, ViewOptions(method="Occlusion"))
     saliency = ViewOptions(method="Saliency")
-    tab.view(resnet, saliency, Look())
-    assert text.CHECK_RANDOM in tab.check(resnet, saliency)[0]  # random weights: the score tells nothing
+    tab.view(untrained, saliency, Look())
+    assert text.CHECK_RANDOM in tab.check(untrained, saliency)[0]  # random weights: the score tells nothing
 
 
 @pytest.mark.browser  # the pack's figures are drawn by Chromium (kaleido)

@@ -104,7 +104,7 @@ def tiny_conv_net() -> nn.Module:
     return net
 
 
-@pytest.mark.slow  # over 3 s on the 2-core machine: not in the quick core
+@pytest.mark.slow  # over 3 s on the 2-core machine
 def test_top_k_match_the_full_hessian_eigendecomposition():
     model = loaded(tiny_conv_net())
     x, labels = subset_batch(model, 16)
@@ -130,7 +130,7 @@ def test_top_k_match_the_full_hessian_eigendecomposition():
         assert result.nll[0] == pytest.approx(float(F.cross_entropy(model.module(xb), yb)))
 
 
-@pytest.mark.slow  # over 3 s on the 2-core machine: not in the quick core
+@pytest.mark.slow  # over 3 s on the 2-core machine
 def test_alternet_top_eigenvalues_match_arpack():
     model = engine.create_model(
         "alternet", weights="random", seed=2, device="cpu", width=4, depths=(1, 1, 1, 2), msa="s4:2"

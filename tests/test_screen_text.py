@@ -45,7 +45,8 @@ def subtitle(fig) -> str:
     return " ".join(re.findall(r"<sup>(.*?)</sup>", fig.layout.title.text))
 
 
-@pytest.mark.slow  # over 3 s on the 2-core machine: not in the quick core
+@pytest.mark.slow  # over 3 s on the 2-core machine
+@pytest.mark.browser  # the exported figures are drawn by kaleido's Chromium
 def test_the_alternet_exports_say_what_they_were_measured_on(service: Service, sample_photo: Path):
     tab = AlterNetTab(CifarLab(service))
     averaged = tab.on_subset("s4:4", 10)

@@ -185,6 +185,7 @@ def test_dataset_curves_of_a_zip_in_the_browser(page, streamlit_url: str, tmp_pa
     expander.screenshot(path=str(output_dir / "streamlit-dataset.png"))
 
 
+@pytest.mark.browser  # the figure is drawn by kaleido's Chromium
 def test_figure_export_gives_a_titled_png_for_download():
     at = analyzed()
     figure = at.selectbox(key=f"export_figure_{at.session_state['analysis']}")  # keyed by the analysis
@@ -235,6 +236,7 @@ def test_a_new_analysis_starts_from_fresh_view_and_lesion_settings():
     assert at.slider(key=ckey(at, "layer", 1)).value == 12 and not at.exception  # ViT-Ti's last layer, the default
 
 
+@pytest.mark.browser  # the exported figures are drawn by kaleido's Chromium
 def test_alternet_averages_stay_on_screen_and_are_what_is_exported():
     at = opened(ALTERNET_TAB)
     at.slider(key="subset_count").set_value(20).run()

@@ -101,7 +101,7 @@ def test_lr_schedule_warms_up_then_decays_to_zero():
     assert lr_at(5, 100, 10, 1.0, progress=0.9) == pytest.approx(0.6)  # still warming up
 
 
-@pytest.mark.slow  # over 3 s on the 2-core machine: not in the quick core
+@pytest.mark.slow  # over 3 s on the 2-core machine
 def test_a_time_budget_ends_the_run_on_time_mid_epoch(folder, tmp_path):
     out = tmp_path / "budget"
     result = main([*TINY, *QUICK, "--data", str(folder), "--budget", "0.05", "--out", str(out)])  # 3 s

@@ -35,7 +35,6 @@ from typing import Callable, ClassVar
 import numpy as np
 import torch
 import torch.nn.functional as F
-from captum import attr
 from PIL import Image
 
 from ..errors import EngineError
@@ -256,6 +255,8 @@ class Saliency(_Gradients):
     method = "Saliency"
 
     def _attribute(self, x, target, forward):
+        from captum import attr  # here: captum takes half a second to import, and a server may draw no map
+
         return attr.Saliency(forward).attribute(x.detach().requires_grad_(), target=target, abs=True), None
 
 
@@ -276,6 +277,8 @@ class SmoothGrad(_Gradients):
         return Cost(0, self.samples, math.ceil(self.samples / self.batch_size))
 
     def _attribute(self, x, target, forward):
+        from captum import attr
+
         tunnel = attr.NoiseTunnel(attr.Saliency(forward))
         sigma = self.noise * float(x.max() - x.min())
         with torch.random.fork_rng(devices=[x.device] if x.device.type == "cuda" else []):
@@ -316,6 +319,8 @@ class IntegratedGradients(InputAttribution):
         return Cost(2, self.steps, math.ceil(self.steps / self.batch_size) + 2)
 
     def _attribute(self, x, target, forward):
+        from captum import attr
+
         ig = attr.IntegratedGradients(forward)
         values, delta = ig.attribute(
             x,
@@ -359,6 +364,8 @@ class Occlusion(InputAttribution):
         return Cost(per_side**2 + 1, 0, math.ceil(per_side**2 / self.batch_size) + 1)
 
     def _attribute(self, x, target, forward):
+        from captum import attr
+
         occlusion = attr.Occlusion(forward)
         with torch.no_grad():
             values = occlusion.attribute(

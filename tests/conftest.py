@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -87,13 +88,18 @@ def two_class_folder(root: Path, train: int, test: int, stripes: bool) -> Path:
 
 
 def stop(process: subprocess.Popen) -> None:
-    """End a server: asked first, killed if it has not exited 10 s later (a busy machine can be that slow)."""
-    process.terminate()
+    """End a server started in a session of its own, and every process it started (ZeroGPU's forked workers outlive
+    their parent): asked first, killed if the server has not exited 10 s later (a busy machine can be that slow)."""
+    os.killpg(process.pid, signal.SIGTERM)
     try:
         process.wait(timeout=10)
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait()
+    try:
+        os.killpg(process.pid, signal.SIGKILL)  # what is left of the group once the server has gone
+    except ProcessLookupError:
+        pass
 
 
 def free_port() -> int:
@@ -131,7 +137,9 @@ def running(command: list[str], url: str, health: str, log: Path, settings: dict
     env = {**os.environ, **offline, "HF_HUB_CACHE": str(OUTPUT / "hub-cache"), **settings}
     OUTPUT.mkdir(exist_ok=True)
     with log.open("w") as out:
-        process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+        process = subprocess.Popen(
+            command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+        )
     try:
         wait_until_up(url + health, process, log)
         yield Server(url, process.pid, log)

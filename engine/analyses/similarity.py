@@ -16,7 +16,6 @@ from typing import Sequence
 
 import numpy as np
 import torch
-from ckatorch.hsic import hsic1
 
 from ..data.images import load_image
 from ..errors import EngineError
@@ -97,6 +96,8 @@ class FeatureSimilarity(ModelAnalysis):
         if not starts:
             raise EngineError(f"minibatch CKA needs at least 4 images, got {count}")
         xy = xx = yy = None
+        from ckatorch.hsic import hsic1  # here: ckatorch brings seaborn and matplotlib, a second to import
+
         for done, start in enumerate(starts, 1):
             stop = min(start + self.batch_size, count)
             if isinstance(images, torch.Tensor):
@@ -136,6 +137,8 @@ def headline(result: dict) -> str:
 
 def _pairwise_hsic(k: torch.Tensor, l_: torch.Tensor) -> torch.Tensor:
     """(len(k), len(l_)) HSIC_1 of every pair of Gram matrices from two stacks of one minibatch."""
+    from ckatorch.hsic import hsic1
+
     rows = len(k)
     left = k.repeat_interleave(len(l_), dim=0)
     right = l_.repeat(rows, 1, 1)

@@ -17,7 +17,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
 ALPHA = 0.05
 RESAMPLES = 10_000
@@ -90,10 +89,17 @@ def p_value(p: float) -> str:
     return "< 0.001" if p < 0.001 else f"{p:.2g}"
 
 
+def _stats():
+    """scipy.stats, imported on first use: it takes a second, and most pages and runs compute no interval."""
+    from scipy import stats
+
+    return stats
+
+
 def mcnemar_exact(only_a: int, only_b: int) -> float:
     """McNemar's exact two-sided p: the discordant images split as a fair coin would (1.0 with none)."""
     discordant = only_a + only_b
-    return 1.0 if discordant == 0 else float(stats.binomtest(only_a, discordant, 0.5).pvalue)
+    return 1.0 if discordant == 0 else float(_stats().binomtest(only_a, discordant, 0.5).pvalue)
 
 
 def sign_flip_exact(per_source: np.ndarray) -> float:
@@ -208,7 +214,7 @@ def over_seeds(runs_a: list[float], runs_b: list[float], a: str = "A", b: str = 
     if np.ptp(runs_a) == 0 and np.ptp(runs_b) == 0:  # every seed scored alike: no spread to widen the interval
         low = high = 100 * (float(np.mean(runs_a)) - float(np.mean(runs_b)))
     else:
-        ci = stats.ttest_ind(runs_a, runs_b, equal_var=False).confidence_interval(1 - ALPHA)
+        ci = _stats().ttest_ind(runs_a, runs_b, equal_var=False).confidence_interval(1 - ALPHA)
         low, high = 100 * float(ci.low), 100 * float(ci.high)
     return SeedDifference(a, b, tuple(runs_a), tuple(runs_b), low, high)
 
@@ -248,7 +254,9 @@ def mean_difference(differences: np.ndarray, resamples: int = RESAMPLES, seed: i
         raise ValueError(f"a mean difference needs two or more paired values, not shape {d.shape}")
     if not np.any(d):
         return MeanDifference(0.0, 0.0, 0.0, 1.0, len(d))
-    ci = stats.bootstrap(
-        (d,), np.mean, confidence_level=1 - ALPHA, n_resamples=resamples, method="percentile", rng=seed
-    ).confidence_interval
-    return MeanDifference(float(d.mean()), float(ci.low), float(ci.high), float(stats.wilcoxon(d).pvalue), len(d))
+    ci = (
+        _stats()
+        .bootstrap((d,), np.mean, confidence_level=1 - ALPHA, n_resamples=resamples, method="percentile", rng=seed)
+        .confidence_interval
+    )
+    return MeanDifference(float(d.mean()), float(ci.low), float(ci.high), float(_stats().wilcoxon(d).pvalue), len(d))

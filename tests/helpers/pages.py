@@ -51,8 +51,15 @@ def analyze_resnet_and_vit(page, photo: Path, timeout_ms: int) -> None:
 
 
 def streamlit_analyze(page, timeout_ms: int) -> None:
-    """The Streamlit page's Analyze pressed, and its run waited for (the Compare tab's Fourier plots shown)."""
-    page.get_by_role("button", name="Analyze").click()
+    """The Streamlit page's Analyze pressed once the page has settled, and its run waited for (the Compare tab's
+    Fourier plots shown). Settled twice, half a second apart: a rerun asked for by the control changed just before
+    may not have begun at the first look, and a click on a button its rerun draws again is lost."""
+    streamlit_settled(page)
+    page.wait_for_timeout(500)
+    streamlit_settled(page)
+    analyze = page.get_by_role("button", name="Analyze")
+    expect(analyze).to_be_enabled()
+    analyze.click()
     page.get_by_text("Fourier analysis of feature maps").first.wait_for(timeout=timeout_ms)
     streamlit_settled(page)
 

@@ -90,13 +90,13 @@ def test_a_result_measured_with_replaced_weights_is_flagged_and_a_random_one_is_
 
 
 def test_fig_12b_verdict_carries_each_members_paired_difference_to_the_cnn():
-    """Under Fig 12b: every member against the CNN on the same corrupted images (here each member's bits on 20
+    """Under Fig 12b: every member against the CNN on the same corrupted images (here each member's bits on 10
     images under two corruptions at two severities, made with its bundled weights), with the 95% interval over the
     test images and McNemar's p; each difference is the mean accuracies' difference, the verdict step 6's."""
     section = copy.deepcopy(stored()["findings"]["corruption"])
-    plan = {"images": 20, "models": {"": {"result": {"corruptions": ["fog", "contrast"], "severities": [1, 5]}}}}
+    plan = {"images": 10, "models": {"": {"result": {"corruptions": ["fog", "contrast"], "severities": [1, 5]}}}}
     bits = corruption_correct({key: load_member(key, device="cpu") for key in section["models"]}, plan)
-    section["images"] = 20
+    section["images"] = 10
     for key, run in section["models"].items():
         run["result"] |= {**plan["models"][""]["result"], "mean_accuracy": float(bits[key].mean())}
         run["correct"] = pack_bits(bits[key])
@@ -104,7 +104,7 @@ def test_fig_12b_verdict_carries_each_members_paired_difference_to_the_cnn():
     differences = corrupted_differences(section)
     assert set(differences) == set(section["models"]) - {"step0"}
     for key, d in differences.items():
-        assert f"{member_label(key)} {d.numbers()}" in text and d.sources == 20 and d.images == 80
+        assert f"{member_label(key)} {d.numbers()}" in text and d.sources == 10 and d.images == 40
         assert d.difference == pytest.approx(100 * (bits[key].mean() - bits["step0"].mean()))
         assert d.low <= d.difference <= d.high and 0 < d.p <= 1
     (verdict,) = figure_verdicts("corruption", section)
@@ -113,7 +113,7 @@ def test_fig_12b_verdict_carries_each_members_paired_difference_to_the_cnn():
     assert verdict.number == step6.numbers()
     assert re.fullmatch(rf"{signed} points \[{signed}, {signed}\], p (= [\d.e-]+|< 0\.001)", step6.numbers())
     assert verdict.outcome == (NO_DIFFERENCE if step6.p >= 0.05 else HOLDS if step6.difference > 0 else FAILS)
-    assert f"**Verdict: {verdict.outcome}** ({step6.numbers()}" in text and "80 corrupted copies" in text
+    assert f"**Verdict: {verdict.outcome}** ({step6.numbers()}" in text and "40 corrupted copies" in text
 
 
 def test_cli_subcommand_prints_each_model_and_merges_into_the_json(tmp_path: Path):

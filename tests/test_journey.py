@@ -25,7 +25,7 @@ from app.tabs.tour import KEYS
 from app.views import texts as text
 from app.views.texts import LABEL
 from tests.conftest import streamlit_settled
-from tests.helpers.pages import gradio_errors
+from tests.helpers.pages import gradio_errors, streamlit_open, streamlit_pick
 
 MINUTE_MS = 60_000
 ANALYSIS_MS = 15 * MINUTE_MS  # two CPU cores shared with a training job: an analysis can take minutes
@@ -396,16 +396,7 @@ class Streamlit(Front):
 
     def choose_method(self, i: int, method: str, wait: bool = True) -> None:
         """Pick `method` in column `i`'s list; a list that a rerun starting just then closed is opened again."""
-        option = self.page.get_by_role("option", name=method, exact=True)
-        for _ in range(3):
-            self.settle()
-            self.column(i).get_by_role("combobox", name=LABEL.method).click()
-            try:
-                option.wait_for(timeout=10_000)
-                break
-            except PlaywrightTimeout:
-                self.page.keyboard.press("Escape")
-        option.click()
+        streamlit_pick(self.page, self.column(i).get_by_role("combobox", name=LABEL.method), method)
         if wait:
             self.settle()
 
@@ -460,7 +451,7 @@ class Streamlit(Front):
         box = picker.locator("input")
         for _ in range(3):
             self.settle()
-            box.click()
+            streamlit_open(self.page, box)
             box.press_sequentially(typed)
             try:
                 self.page.get_by_role("option").first.click(timeout=10_000)
@@ -680,7 +671,9 @@ def audit(front: Front, photo: Path) -> None:
         named(front.page)
         violations = Axe().run(front.page).response["violations"]
         found[tab] = sorted(f"{v['id']}: {v['nodes'][0]['target']}" for v in violations if v["impact"] in SEVERE)
-        named(front.page)  # a plot drawn again while axe-core ran (Streamlit reruns a fragment) is named 0.2 s later
+        named(
+            front.page, 500
+        )  # a plot drawn again while axe-core ran (Streamlit reruns a fragment) is named 0.2 s later
         plots[tab] = front.page.evaluate(PLOT_NAMES)
     front.tab("Compare models")
     front.seen["accessibility"], front.seen["plot names"] = found, plots
@@ -695,13 +688,16 @@ def audit(front: Front, photo: Path) -> None:
     assert "MSA units lowered it in" in fig9, fig9  # what it found, counted, as the page says under it
 
 
-def named(page: Page) -> None:
-    """Waits until the tab's plots are drawn and named (the page's script names them 0.2 s after the page last
-    changed; a loaded machine draws a tab's plots one after another, seconds apart). A plot still unnamed after the
-    wait is left for the audit to report."""
-    page.wait_for_timeout(1500)
+def named(page: Page, quiet_ms: int = 1500) -> None:
+    """Waits until the tab's plots are drawn and named, and have stayed so for `quiet_ms` (the page's script names them
+    0.2 s after the page last changed; a loaded machine draws a tab's plots one after another, seconds apart). A plot
+    still unnamed after 30 s is left for the audit to report."""
+    quiet = f"""() => {{
+        const key = ({PLOT_NAMES})().map((name) => name || '?').join('|'), now = performance.now();
+        if (window.__plots !== key) {{ window.__plots = key; window.__plotsSince = now; }}
+        return !key.split('|').includes('?') && now - window.__plotsSince >= {quiet_ms}; }}"""
     try:
-        page.wait_for_function(f"() => ({PLOT_NAMES})().every((name) => name)", timeout=30_000)
+        page.wait_for_function(quiet, polling=100, timeout=30_000)
     except PlaywrightTimeout:
         pass
 

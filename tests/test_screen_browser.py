@@ -46,14 +46,15 @@ def test_an_analyze_pressed_during_a_slow_upload_is_not_called_stale(page, serve
         page.locator("#image-input input[type=file]").set_input_files(str(big))
         page.wait_for_timeout(500)
         page.get_by_role("button", name=LABEL.analyze).click()
-        page.wait_for_function(
+        page.wait_for_function(  # the preview of the new photo arrives last over the slow link
             "() => document.querySelector('#status').innerText.includes('Analyzed') && "
             "document.querySelector('#image-input img') && "
+            "document.querySelector('#image-input img').src.endsWith('/big.jpg') && "
             "document.querySelector('#image-input img').complete && "
             "!document.querySelector('#status').innerText.includes('%')",
             timeout=TIMEOUT_MS,
         )
-        page.wait_for_timeout(20_000)  # the preview of the new photo arrives last over the slow link
+        page.wait_for_timeout(3000)  # every listener of the preview has answered
     finally:
         cdp.send(
             "Network.emulateNetworkConditions", {**slow, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1}

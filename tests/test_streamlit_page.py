@@ -9,7 +9,7 @@ import re
 import zipfile
 
 import pytest
-from playwright.sync_api import TimeoutError, expect
+from playwright.sync_api import expect
 from streamlit.testing.v1 import AppTest
 
 from app.backend.service import OFFLINE_MODELS, SAMPLES
@@ -19,7 +19,7 @@ from app.tabs.tour import TourTab
 from app.views.texts import LABEL
 from engine.models.registry import get_spec
 from tests.conftest import streamlit_settled
-from tests.helpers.pages import NOTICES, SIDEWAYS, TAB_TOP, streamlit_analyze
+from tests.helpers.pages import NOTICES, SIDEWAYS, TAB_TOP, streamlit_analyze, streamlit_pick
 from tests.helpers.streamlit_apptest import SCRIPT, TIMEOUT_S
 
 pytestmark = pytest.mark.usefixtures("offline")  # the hub unreachable, as on CI (tests/conftest.py)
@@ -57,22 +57,10 @@ def analyze_resnet(page, url: str) -> None:
     streamlit_analyze(page, WAIT_MS)
 
 
-def pick(page, box, option: str) -> None:
-    """Choose `option` in a Streamlit selectbox (a click while the page lays itself out may not open it)."""
-    for _ in range(5):
-        box.click()
-        try:
-            page.get_by_role("option", name=option, exact=True).click(timeout=5000)
-            return
-        except TimeoutError:
-            page.keyboard.press("Escape")
-    raise AssertionError(f"{option} could not be picked")
-
-
 def test_changing_the_opacity_during_an_occlusion_does_not_restart_it(page, streamlit_url):  # noqa: F811
     analyze_resnet(page, streamlit_url)
     resnet = page.locator("[data-testid=stColumn]").filter(has=page.get_by_role("heading", name="ResNet-50"))
-    pick(page, resnet.get_by_role("combobox", name=LABEL.method), "Occlusion")
+    streamlit_pick(page, resnet.get_by_role("combobox", name=LABEL.method), "Occlusion")
     resnet.get_by_text("Occlusion: 2/").first.wait_for(timeout=WAIT_MS)
     page.evaluate(WATCH_PASSES)
     opacity = page.locator("[data-testid=stSlider]").filter(has_text=LABEL.opacity).get_by_role("slider")
@@ -97,11 +85,11 @@ def test_another_method_picked_during_a_slow_map_stops_it(page, streamlit_url): 
     expect(steps).to_contain_text("128")
     streamlit_settled(page)
     resnet = page.locator("[data-testid=stColumn]").filter(has=page.get_by_role("heading", name="ResNet-50"))
-    pick(page, resnet.get_by_role("combobox", name=LABEL.method), "Integrated Gradients")
+    streamlit_pick(page, resnet.get_by_role("combobox", name=LABEL.method), "Integrated Gradients")
     resnet.get_by_text("Integrated Gradients: 2/").first.wait_for(timeout=WAIT_MS)
     total = int(re.search(r"Integrated Gradients: \d+/(\d+) passes", resnet.inner_text()).group(1))
     page.evaluate(WATCH_PASSES.replace("Occlusion", "Integrated Gradients"))
-    pick(page, resnet.get_by_role("combobox", name=LABEL.method), "Saliency")  # changed my mind: a quick map
+    streamlit_pick(page, resnet.get_by_role("combobox", name=LABEL.method), "Saliency", settle=False)  # changed my mind
     resnet.get_by_text("Saliency of the top-1 class").wait_for(timeout=WAIT_MS)
     streamlit_settled(page)
     seen = page.evaluate("() => window.passesSeen")

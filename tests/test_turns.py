@@ -7,7 +7,6 @@ import threading
 import time
 
 import numpy as np
-import pytest
 import torch
 
 import engine
@@ -50,18 +49,17 @@ def test_a_short_job_waits_about_one_batch_of_a_long_one():
     assert told and told[0].startswith("Waiting for the models: 1 job ahead of yours, about ")
 
 
-@pytest.mark.slow  # over 3 s on the 2-core machine
 def test_a_short_job_passes_long_maps_at_each_of_its_own_boundaries():
     """Four visitors' long maps have been computing for a while; a fifth visitor's analysis pauses at 5 boundaries of
     its own. Served in turns alone it would wait one batch of every map at each boundary (about 20 batches); having
     computed least, it goes first each time and waits at most the batch in progress."""
-    turns, batches, lock = Turns(), [], threading.Lock()
+    turns, batches, lock = Turns(band_s=0.25), [], threading.Lock()  # bands of 0.25 s, batches of 0.05 s
     stop, short_done = threading.Event(), {}
 
     def long_job(visitor: str) -> None:
         with turns.turn(visitor):
             while not stop.is_set():
-                time.sleep(0.1)  # a batch
+                time.sleep(0.05)  # a batch
                 with lock:
                     batches.append(time.monotonic())
                 turns.pause()
@@ -70,14 +68,14 @@ def test_a_short_job_passes_long_maps_at_each_of_its_own_boundaries():
         with turns.turn("student"):
             short_done["first turn"] = time.monotonic()
             for _ in range(5):
-                time.sleep(0.02)
+                time.sleep(0.005)  # a tenth of a band in all, as a plain analysis is to a long map
                 turns.pause()
         short_done["end"] = time.monotonic()
 
     maps = [threading.Thread(target=long_job, args=(f"visitor {i}",)) for i in range(4)]
     for thread in maps:
         thread.start()
-    while len(batches) < 4 * 12:  # every map has computed over BAND_S
+    while len(batches) < 4 * 6:  # every map has computed over a band (maps take turns: 6 batches each)
         time.sleep(0.05)
     student = threading.Thread(target=short_job)
     student.start()

@@ -41,11 +41,12 @@ class Ticket:
 
 class Turns:
     """One job computes at a time. Each visitor's jobs go in the order asked for; of the visitors' first waiting jobs,
-    the next is the one that has computed least (in bands of BAND_S), then whose visitor was served least recently
-    (a visitor never served first); a job pausing at a batch boundary (`pause`) lets such a job go first and then
-    waits for its own next turn."""
+    the next is the one that has computed least (in bands of `band_s` seconds), then whose visitor was served least
+    recently (a visitor never served first); a job pausing at a batch boundary (`pause`) lets such a job go first and
+    then waits for its own next turn."""
 
-    def __init__(self) -> None:
+    def __init__(self, band_s: float = BAND_S) -> None:
+        self._band_s = band_s
         self._room = threading.Condition()
         self._holder: Ticket | None = None
         self._waiting: list[Ticket] = []
@@ -134,7 +135,7 @@ class Turns:
         self._room.notify_all()
 
     def _rank(self, ticket: Ticket) -> tuple[int, int, int]:
-        return int(ticket.computed // BAND_S), self._served.get(ticket.visitor, -1), ticket.order
+        return int(ticket.computed // self._band_s), self._served.get(ticket.visitor, -1), ticket.order
 
     def _next(self) -> Ticket | None:
         """Among each visitor's first waiting job (a visitor's jobs go in the order asked for), the least ranked."""

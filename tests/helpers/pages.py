@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from playwright.sync_api import Page, expect
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from app.backend.service import OFFLINE_MODELS
 from app.views.texts import LABEL
@@ -62,6 +63,30 @@ def streamlit_analyze(page, timeout_ms: int) -> None:
     analyze.click()
     page.get_by_text("Fourier analysis of feature maps").first.wait_for(timeout=timeout_ms)
     streamlit_settled(page)
+
+
+def streamlit_open(page, control) -> None:
+    """Open a Streamlit select or multiselect by a click, scrolled to first as a user scrolls before clicking: a click
+    that itself scrolls the page lets the scroll event that follows close the list it just opened (each such miss
+    cost a test a 10 s wait before trying again)."""
+    control.scroll_into_view_if_needed()
+    control.click()
+
+
+def streamlit_pick(page, control, option: str, settle: bool = True) -> None:
+    """Choose `option` in a Streamlit select, the page settled first unless `settle` is False (a pick while a slow
+    map runs); a list that a rerun starting just then closed is opened again, twice at most."""
+    choice = page.get_by_role("option", name=option, exact=True)
+    for _ in range(3):
+        if settle:
+            streamlit_settled(page)
+        streamlit_open(page, control)
+        try:
+            choice.wait_for(timeout=10_000)
+            break
+        except PlaywrightTimeout:
+            page.keyboard.press("Escape")
+    choice.click()
 
 
 def trace_count(page, elem_id: str) -> int:

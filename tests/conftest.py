@@ -185,13 +185,19 @@ def server_url(server: Server) -> str:
 
 
 @pytest.fixture(scope="session")
-def streamlit_url(output_dir: Path) -> Iterator[str]:
-    """The Streamlit explorer as served (app/streamlit_server.py), for the whole session (one per xdist worker)."""
+def streamlit(output_dir: Path) -> Iterator[Server]:
+    """The Streamlit explorer as served (app/streamlit_server.py), for the whole session (one per xdist worker); its
+    log in test-output/."""
     # slow maps on purpose (Integrated Gradients at 128 steps on ResNet-50): on a loaded machine their estimate
     # passed the default 5 min and they were refused; the time limit is not what these tests check
     log = output_dir / f"streamlit{WORKER}.log"
     with streamlit_server(log, {"VIT_EXPLORER_REQUEST_SECONDS": "1800"}) as started:
-        yield started.url
+        yield started
+
+
+@pytest.fixture(scope="session")
+def streamlit_url(streamlit: Server) -> str:
+    return streamlit.url
 
 
 BUDGET_MB = 170  # over ViT-Ti's one-image Integrated Gradients (~190 MB), room for two images of vit_cifar
@@ -277,7 +283,16 @@ def streamlit_upload(page, path: Path, timeout_ms: int = 600_000) -> None:
 
 BROWSER_FIXTURES = {"page"}  # a real Chromium
 BROWSER_CALLS = ("sync_playwright", "ExportBrowser(", "EXPORTS.", "print_pdf(", "teaching_pack(")  # kaleido's too
-SERVER_FIXTURES = {"server", "server_url", "client", "space", "device_api", "budget_server", "streamlit_url"}
+SERVER_FIXTURES = {
+    "server",
+    "server_url",
+    "client",
+    "space",
+    "device_api",
+    "budget_server",
+    "streamlit",
+    "streamlit_url",
+}
 SERVER_CALLS = ("gradio_server(", "streamlit_server(", "running(", "subprocess.", "run_cli(", "Client(")
 
 

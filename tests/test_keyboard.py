@@ -88,7 +88,8 @@ def open_tab(keys: Keyboard, arrow: str, name: str) -> None:
         keys.press(arrow)
         keys.page.wait_for_function(OPENED, timeout=60_000)  # the tab moved to is open: its rerun has begun
         streamlit_settled(keys.page)
-    assert (keys.page.evaluate(FOCUSED) or {}).get("name") == name, f"{arrow} did not reach the tab {name!r}"
+    focused, shown = keys.page.evaluate(FOCUSED), keys.page.locator("[role=tab][aria-selected=true]").inner_text()
+    assert (focused or {}).get("name") == name, f"{arrow} did not reach the tab {name!r}: {shown!r} open, {focused}"
     keys.press("Enter")
     keys.page.locator("[role=tab][aria-selected=true]", has_text=name).wait_for(timeout=60_000)
     streamlit_settled(keys.page)

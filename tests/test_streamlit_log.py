@@ -5,25 +5,18 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 from gradio_client import Client, handle_file
 from gradio_client.exceptions import AppError
 from playwright.sync_api import expect
 
-from tests.conftest import Server, streamlit_server, streamlit_settled
+from tests.conftest import Server, streamlit_settled
 
 TIMEOUT_MS = 300_000
 NAME = "n" * 100 + ".png"  # a user's string: at most 60 characters of it in a message or a log line
 CUT = "n" * 59 + "…"
 RERUNS = ["AlterNet (Section 4)", "Paper figures", "Compare models"]  # each click reruns the whole script
-
-
-@pytest.fixture(scope="module")
-def streamlit(output_dir: Path) -> Iterator[Server]:
-    with streamlit_server(output_dir / "streamlit-log.log") as started:
-        yield started
 
 
 def refusals(log: Path) -> list[str]:
@@ -60,4 +53,6 @@ def test_a_refused_upload_is_one_line_laid_out_as_gradios(page, streamlit: Serve
     (line,) = refusals(streamlit.log)
     assert f"refused a photo Streamlit could not read: {CUT}: not an image" in line and "n" * 60 not in line
     assert layout(line) == layout(gradio) == "9999-99-99 99:99:99,999 WARNING vit_explorer", (line, gradio)
-    assert "Traceback" not in streamlit.log.read_text()
+    assert "Traceback" not in streamlit.log.read_text(), (
+        f"the session's Streamlit server logged a fault: {streamlit.log}"
+    )

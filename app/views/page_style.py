@@ -42,9 +42,9 @@ DESCRIBE_PLOTS = """() => {
 }"""
 
 # Keeps a keyboard user's place when a framework redraws the control they were on (the photo widget after a file
-# is chosen, in both front ends): focus would fall to the page's top; it goes to the first control of the same
-# widget instead. Only where the focused element itself left the page: a click on the page's background still
-# takes focus away. Run once per page.
+# is chosen, in both front ends; Streamlit's tabs after an arrow key opened one): focus would fall to the page's top;
+# it goes to the first control of the same widget instead, or to the open tab. Only where the focused element itself
+# left the page: a click on the page's background still takes focus away. Run once per page.
 KEEP_FOCUS = """() => {
     if (window.keepingFocus) return;
     window.keepingFocus = true;
@@ -54,8 +54,10 @@ KEEP_FOCUS = """() => {
     let last = null, home = null;
     document.addEventListener('focusin', (event) => { last = event.target; home = last.closest(WIDGET); });
     const restore = () => {
-        if (document.activeElement !== document.body || !last || last.isConnected || !home || !home.isConnected) return;
-        const next = [...home.querySelectorAll(FOCUSABLE)].find((element) => element.offsetParent !== null);
+        if (document.activeElement !== document.body || !last || last.isConnected) return;
+        const tab = last.getAttribute('role') === 'tab' && document.querySelector('[role=tab][aria-selected=true]');
+        const widget = home && home.isConnected && home;
+        const next = tab || (widget && [...widget.querySelectorAll(FOCUSABLE)].find((e) => e.offsetParent !== null));
         if (next) next.focus({preventScroll: true});
     };
     new MutationObserver(() => setTimeout(restore, 50)).observe(document.body, {childList: true, subtree: true});

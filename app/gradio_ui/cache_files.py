@@ -21,9 +21,11 @@ def save_pil_to_cache(img: Image.Image, cache_dir: str, name: str = "image", for
     folder = Path(cache_dir) / processing_utils.hash_bytes(data)
     folder.mkdir(exist_ok=True, parents=True)
     path = (folder / f"{name}.{format}").resolve()
-    if path.exists():  # the same content (the folder is its hash), written whole before
-        os.utime(path)  # Gradio's delete_cache ages files by their time: a copy handed out again is kept
+    try:  # the same content (the folder is its hash), written whole before: Gradio's delete_cache ages files by
+        os.utime(path)  # their time, so a copy handed out again is kept
         return str(path)
+    except FileNotFoundError:  # not written yet, or deleted since (by delete_cache, between a check and its use)
+        pass
     descriptor, staging = tempfile.mkstemp(dir=folder, prefix=f".{name}.")
     with os.fdopen(descriptor, "wb") as out:
         out.write(data)

@@ -32,13 +32,19 @@ STREAMLIT_SCRIPT = ROOT / "app" / "streamlit_server.py"
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """In a pytest-xdist worker, torch takes the worker's share of the cores: workers whose torch threads outnumber
-    the cores spend their time waiting on one another (two workers of two threads each ran slower than one)."""
+    """In a pytest-xdist worker, torch takes the worker's share of the cores, in the worker and in the processes it
+    starts: workers whose torch threads outnumber the cores spend their time waiting on one another (two workers of
+    two threads each ran slower than one)."""
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0"))
     if workers > 1:
         import torch
 
-        torch.set_num_threads(max(1, (os.cpu_count() or 1) // workers))
+        share = max(1, (os.cpu_count() or 1) // workers)
+        torch.set_num_threads(share)
+        # and so do the servers and commands it starts (OpenMP's threads, torch's): on the 2-core machine, four test
+        # files whose Gradio servers compute most took 247 s and 436 CPU-s with two threads a server, 224 s and 373
+        # CPU-s with one
+        os.environ.setdefault("OMP_NUM_THREADS", str(share))
 
 
 @pytest.fixture(scope="module")

@@ -18,8 +18,8 @@ import pytest
 from PIL import Image
 
 # The test processes, and the servers and commands they start, keep the project's compiled code and pytest's rewritten
-# tests in __pycache__ (git-ignored) even where PYTHONDONTWRITEBYTECODE is set, as on the CI machine: compiled again
-# in every process, they cost each one about 3.5 s before its first test
+# tests in __pycache__ (git-ignored) even where PYTHONDONTWRITEBYTECODE is set, as on this project's machines:
+# compiled again in every process, they cost each one about 3.5 s before its first test
 sys.dont_write_bytecode = False
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 

@@ -451,7 +451,7 @@ class Streamlit(Front):
         box = picker.locator("input")
         for _ in range(3):
             self.settle()
-            streamlit_open(self.page, box)
+            streamlit_open(box)
             box.press_sequentially(typed)
             try:
                 self.page.get_by_role("option").first.click(timeout=10_000)
@@ -671,9 +671,8 @@ def audit(front: Front, photo: Path) -> None:
         named(front.page)
         violations = Axe().run(front.page).response["violations"]
         found[tab] = sorted(f"{v['id']}: {v['nodes'][0]['target']}" for v in violations if v["impact"] in SEVERE)
-        named(
-            front.page, 500
-        )  # a plot drawn again while axe-core ran (Streamlit reruns a fragment) is named 0.2 s later
+        # a plot drawn again while axe-core ran (Streamlit reruns a fragment) is named 0.2 s later
+        named(front.page, 500)
         plots[tab] = front.page.evaluate(PLOT_NAMES)
     front.tab("Compare models")
     front.seen["accessibility"], front.seen["plot names"] = found, plots

@@ -151,7 +151,7 @@ def test_streamlit_server_in_the_browser(page, streamlit_url: str, sample_photo:
     page.get_by_role("tab", name="Compare models").click()
     resnet = page.locator("[data-testid=stColumn]").filter(has=page.get_by_role("heading", name="ResNet-50"))
     streamlit_settled(page)
-    streamlit_open(page, resnet.get_by_role("combobox", name=LABEL.method))
+    streamlit_open(resnet.get_by_role("combobox", name=LABEL.method))
     page.get_by_role("option", name="Occlusion", exact=True).click()
     resnet.get_by_text("Occlusion: 1/").first.wait_for(timeout=TIMEOUT_S * 1000)
     resnet.get_by_role("button", name=LABEL.stop_map).click()

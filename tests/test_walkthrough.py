@@ -271,7 +271,7 @@ def test_streamlit_walkthrough(
         slider.press(key)
     expect(caption).to_contain_text("layer 3/12", timeout=REDRAW_MS)
     streamlit_settled(page)
-    streamlit_open(page, head)
+    streamlit_open(head)
     page.get_by_role("option", name="2", exact=True).click()
     expect(caption).to_contain_text("head 2/3", timeout=REDRAW_MS)
     assert "layer 3/12" in caption.inner_text()

@@ -65,7 +65,7 @@ def streamlit_analyze(page, timeout_ms: int) -> None:
     streamlit_settled(page)
 
 
-def streamlit_open(page, control) -> None:
+def streamlit_open(control) -> None:
     """Open a Streamlit select or multiselect by a click, scrolled to first as a user scrolls before clicking: a click
     that itself scrolls the page lets the scroll event that follows close the list it just opened (each such miss
     cost a test a 10 s wait before trying again)."""
@@ -80,7 +80,7 @@ def streamlit_pick(page, control, option: str, settle: bool = True) -> None:
     for _ in range(3):
         if settle:
             streamlit_settled(page)
-        streamlit_open(page, control)
+        streamlit_open(control)
         try:
             choice.wait_for(timeout=10_000)
             break

@@ -43,24 +43,35 @@ DESCRIBE_PLOTS = """() => {
 
 # Keeps a keyboard user's place when a framework redraws the control they were on (the photo widget after a file
 # is chosen, in both front ends; Streamlit's tabs after an arrow key opened one): focus would fall to the page's top;
-# it goes to the first control of the same widget instead, or to the open tab. Only where the focused element itself
-# left the page: a click on the page's background still takes focus away. Run once per page.
+# it goes to the open tab if a tab had it, else to the first control of the same widget. Only where focus fell
+# without a click or a tap (a click on the page's background still takes focus away), while the page has the
+# window's focus (Tab out to the browser's own bar is not pulled back), and where the control left the page or was
+# hidden (a control that let focus go on purpose keeps it gone: Gradio's dropdown after a choice), a tab excepted.
+# Checked after each redraw and after focus leaves a control (one hidden in place drops focus without a redraw).
+# Run once per page.
 KEEP_FOCUS = """() => {
     if (window.keepingFocus) return;
     window.keepingFocus = true;
     const WIDGET = '.block, [data-testid=stElementContainer]';  // a Gradio component, a Streamlit element
     const FOCUSABLE = 'button:not([disabled]), input:not([type=file]):not([disabled]), select, textarea, a[href], '
         + '[tabindex]:not([tabindex="-1"])';
-    let last = null, home = null;
-    document.addEventListener('focusin', (event) => { last = event.target; home = last.closest(WIDGET); });
+    let last = null, home = null, pointed = false;
+    document.addEventListener('focusin', (event) => {
+        last = event.target;
+        home = last.closest(WIDGET);
+        pointed = false;
+    });
+    document.addEventListener('pointerdown', () => { pointed = true; }, true);
+    const shown = (element) => element && element.isConnected && element.getClientRects().length > 0;
     const restore = () => {
-        if (document.activeElement !== document.body || !last || last.isConnected) return;
+        if (document.activeElement !== document.body || !last || pointed || !document.hasFocus()) return;
         const tab = last.getAttribute('role') === 'tab' && document.querySelector('[role=tab][aria-selected=true]');
-        const widget = home && home.isConnected && home;
-        const next = tab || (widget && [...widget.querySelectorAll(FOCUSABLE)].find((e) => e.offsetParent !== null));
+        if (!tab && shown(last)) return;
+        const next = tab || (shown(home) && [...home.querySelectorAll(FOCUSABLE)].find((e) => e.offsetParent !== null));
         if (next) next.focus({preventScroll: true});
     };
     new MutationObserver(() => setTimeout(restore, 50)).observe(document.body, {childList: true, subtree: true});
+    document.addEventListener('focusout', () => setTimeout(restore, 50));
 }"""
 
 STEPS_BOX = ":is(#alternet-steps, .st-key-alternet_steps)"  # the build-up table's box: Gradio's, Streamlit's

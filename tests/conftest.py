@@ -235,9 +235,9 @@ def offline(monkeypatch, tmp_path):
 @pytest.fixture
 def client(server_url: str):
     """A gradio_client Client of the session's Gradio server: a page session of its own."""
-    from gradio_client import Client
+    from tests.helpers.gradio_http import gradio_client
 
-    return Client(server_url, verbose=False)
+    return gradio_client(server_url)
 
 
 CHROMIUM = "/usr/bin/chromium"
@@ -299,7 +299,7 @@ SERVER_FIXTURES = {
     "streamlit",
     "streamlit_url",
 }
-SERVER_CALLS = ("gradio_server(", "streamlit_server(", "running(", "subprocess.", "run_cli(", "Client(")
+SERVER_CALLS = ("gradio_server(", "streamlit_server(", "running(", "subprocess.", "run_cli(", "Client(", "_client(")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

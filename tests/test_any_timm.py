@@ -10,7 +10,7 @@ import pytest
 import timm
 import torch
 from captum.attr import LayerAttribution, LayerGradCam
-from gradio_client import Client, handle_file
+from gradio_client import handle_file
 from gradio_client.exceptions import AppError
 from streamlit.testing.v1 import AppTest
 from timm.layers import Attention, AttentionRope
@@ -26,6 +26,7 @@ from engine.analyses.gradcam import cam_block
 from engine.models.registry import LoadedModel
 from engine.models.timm_blocks import timm_split
 from tests.conftest import ROOT
+from tests.helpers.gradio_http import gradio_client
 from tests.helpers.lesions import check_lesion
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -210,7 +211,7 @@ def test_the_service_runs_any_timm_model_next_to_registered_ones(sample_photo):
 
 
 def test_the_app_server_takes_a_typed_timm_name(server_url, sample_photo):
-    client = Client(server_url, verbose=False)
+    client = gradio_client(server_url)
     out = client.predict(handle_file(str(sample_photo)), ["mobilevit_xxs"], "random", api_name="/analyze")
     (model,) = out["models"]
     assert model["name"] == "mobilevit_xxs" and model["blocks"][0]["kind"] == "embed"

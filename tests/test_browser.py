@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gradio_client import Client
 from playwright.sync_api import expect
 
+from tests.helpers.gradio_http import gradio_client
 from tests.helpers.pages import analyze_resnet_and_vit, trace_count
 
 ANALYSIS_TIMEOUT_MS = 180_000
@@ -27,7 +27,7 @@ def test_upload_analyze_and_every_panel_renders(page, server_url: str, sample_ph
     assert page.locator("#banner").is_visible()  # the test server runs offline
     page.screenshot(path=str(output_dir / "app.png"), full_page=True)
 
-    client = Client(server_url, verbose=False)
+    client = gradio_client(server_url)
     passes = client.predict(api_name="/forward_passes")
     before = page.locator("#view-1 img").first.get_attribute("src")
     page.get_by_label("Colormap").click()
@@ -50,7 +50,7 @@ def test_upload_analyze_and_every_panel_renders(page, server_url: str, sample_ph
 def test_a_file_that_is_not_an_image_is_named_in_a_plain_message(page, server_url: str, tmp_path: Path, output_dir):
     bad = tmp_path / "notes.jpg"
     bad.write_text("this is not a photo")
-    client = Client(server_url, verbose=False)
+    client = gradio_client(server_url)
     passes = client.predict(api_name="/forward_passes")
     page.goto(server_url)
     page.get_by_role("button", name="Analyze").wait_for()

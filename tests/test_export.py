@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from gradio_client import Client, handle_file
+from gradio_client import handle_file
 from PIL import Image
 from pypdf import PdfReader
 
@@ -21,6 +21,7 @@ from app.exports import export
 from app.views.attention import ATTENTION, DISPLAY_SIZE, UNITS
 from app.views.colour_bar import STRIP, Scale, with_colour_bar
 from tests.conftest import ROOT
+from tests.helpers.gradio_http import gradio_client
 
 pytestmark = pytest.mark.browser  # every export is drawn by Chromium (kaleido)
 MODELS = ["resnet50", "vit_tiny_patch16_224"]
@@ -144,7 +145,7 @@ def test_the_csv_agrees_with_the_json(pack: zipfile.ZipFile):
 
 
 def test_gradio_exports_a_figure_and_the_pack(server_url: str, sample_photo: Path):
-    client = Client(server_url, verbose=False)
+    client = gradio_client(server_url)
     client.predict(handle_file(str(sample_photo)), MODELS, "random", "inferno", 0.6, True, api_name="/run")
     png = client.predict("fig9-variance", "png", api_name="/export_figure")
     assert Image.open(png).size == FIGURE_SIZE

@@ -16,12 +16,12 @@ from typing import Callable, Iterator
 
 import httpx
 import pytest
-from gradio_client import Client, handle_file
+from gradio_client import handle_file
 
 from app.server.uploads import NOT_UPLOADED
 from tests.conftest import Server, gradio_server
 from tests.helpers.files import png_bytes
-from tests.helpers.gradio_http import fn_indices, rss_mb, upload
+from tests.helpers.gradio_http import LOOPBACK_TLS, fn_indices, gradio_client, rss_mb, upload
 
 PER_ADDRESS, PER_SESSION, BODY_SECONDS, BODY_BUDGET_MB = 4, 3, 6, 20
 ABANDONED = "refused the rest of an abandoned request"
@@ -50,7 +50,7 @@ def post(
     server: Server, route: str, body: bytes | dict, address: str = "127.0.0.1", timeout: float = 60
 ) -> httpx.Response:
     """POST to /gradio_api/<route> from a loopback `address` (Linux answers all of 127/8), JSON or raw bytes."""
-    transport = httpx.HTTPTransport(local_address=address)
+    transport = httpx.HTTPTransport(local_address=address, verify=LOOPBACK_TLS)
     with httpx.Client(transport=transport, timeout=timeout) as client:
         if isinstance(body, bytes):
             return client.post(f"{server.url}/gradio_api/{route}", content=body, headers=JSON)
@@ -117,13 +117,15 @@ def test_a_rest_call_stops_when_its_client_hangs_up(server: Server, photo: dict)
 def test_a_call_stops_when_its_stream_is_dropped(server: Server, photo: dict):
     stops = logged(server, ABANDONED)
     event = post(server, "call/analyze", {"data": occlusion(photo)}, "127.0.0.4").json()["event_id"]
-    with httpx.stream("GET", f"{server.url}/gradio_api/call/analyze/{event}", timeout=300) as stream:
+    with httpx.stream(
+        "GET", f"{server.url}/gradio_api/call/analyze/{event}", verify=LOOPBACK_TLS, timeout=300
+    ) as stream:
         assert_stops(server, stream.close, stops)
 
 
 def test_gradio_clients_cancel_stops_the_work(server: Server, sample_photo: Path):
     stops, cancelled = logged(server, ABANDONED), logged(server, "cancelled by the client")
-    job = Client(server.url, verbose=False).submit(
+    job = gradio_client(server.url).submit(
         handle_file(str(sample_photo)), [OCCLUSION], "random", "Occlusion", None, api_name="/analyze"
     )
     assert_stops(server, job.cancel, stops)

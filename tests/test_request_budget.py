@@ -25,11 +25,12 @@ from engine.analyses.attributions import IntegratedGradients
 from engine.analyses.budget import SCRATCH
 from tests.conftest import BUDGET_MB, ROOT
 from tests.helpers.files import header_only_png
+from tests.helpers.gradio_http import gradio_client
 
 
 @pytest.fixture(scope="module")
 def client(budget_server) -> Client:
-    return Client(budget_server[0].url, verbose=False)
+    return gradio_client(budget_server[0].url)
 
 
 def refusal(client: Client, *args, api_name: str) -> str:

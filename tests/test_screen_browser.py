@@ -12,6 +12,7 @@ from playwright.sync_api import expect
 
 from app.views.texts import LABEL
 from tests.conftest import gradio_server
+from tests.helpers.gradio_http import gradio_client
 from tests.helpers.pages import CIFAR, NOTICES, SIDEWAYS, TAB_TOP, TIMEOUT_MS, analyzed, open_page, press_analyze
 
 FAST = {"offline": False, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1}
@@ -132,7 +133,7 @@ def test_a_map_asked_for_anew_stops_the_one_in_progress(page, server_url: str, s
     # (at 128 steps a loaded 2-core machine estimated ~6 min, over the 5 min per request, and refused it)
     steps = 64
     full = IntegratedGradients(engine.create_model("resnet50", weights="random"), steps=steps)._calls()
-    client = Client(server_url, verbose=False)
+    client = gradio_client(server_url)
     open_page(page, server_url, sample_photo, ("resnet50",))
     page.get_by_label("random (seeded)").check()
     page.locator("#ig-steps input[type=number]").fill(str(steps))
@@ -153,7 +154,7 @@ def test_a_map_asked_for_anew_stops_the_one_in_progress(page, server_url: str, s
 
 
 def test_a_double_click_on_analyze_runs_the_analysis_once(page, server_url: str, sample_photo: Path):
-    client = Client(server_url, verbose=False)
+    client = gradio_client(server_url)
     open_page(page, server_url, sample_photo)
     button = page.get_by_role("button", name=LABEL.analyze)
     button.click()

@@ -26,7 +26,7 @@ from app.server.uploads import Uploads
 from app.server.visitors import Fairness
 from tests.conftest import ROOT, Server
 from tests.helpers.files import header_only_png, patch_member, png_bytes
-from tests.helpers.gradio_http import fn_indices, rss_mb, upload
+from tests.helpers.gradio_http import LOOPBACK_TLS, fn_indices, gradio_client, rss_mb, upload
 
 SERVER_PATHS = [
     str(ROOT / "docs" / "screenshot.jpg"),
@@ -52,11 +52,11 @@ HANDLERS = {  # api name -> its inputs around the file
 
 def call(url: str, api: str, data: list) -> tuple[int, str]:
     """POST /gradio_api/call/<api> and, if accepted, the stream's last event: (HTTP status, message or data)."""
-    response = httpx.post(f"{url}/gradio_api/call/{api}", json={"data": data}, timeout=60)
+    response = httpx.post(f"{url}/gradio_api/call/{api}", json={"data": data}, verify=LOOPBACK_TLS, timeout=60)
     if response.status_code != 200:
         return response.status_code, response.json().get("error", response.text)
     event_id = response.json()["event_id"]
-    with httpx.stream("GET", f"{url}/gradio_api/call/{api}/{event_id}", timeout=300) as stream:
+    with httpx.stream("GET", f"{url}/gradio_api/call/{api}/{event_id}", verify=LOOPBACK_TLS, timeout=300) as stream:
         lines = [line for line in stream.iter_lines() if line.startswith("data:")]
     return 200, json.loads(lines[-1][5:]) if lines else ""
 
@@ -65,7 +65,7 @@ def join(url: str, api: str, data: list, session: str, indices: dict[str, int] |
     """The page's way in: POST /gradio_api/queue/join for event `api` of browser session `session`."""
     index = (indices or fn_indices(url))[api]
     body = {"data": data, "fn_index": index, "session_hash": session, "event_data": None, "trigger_id": None}
-    return httpx.post(f"{url}/gradio_api/queue/join", json=body, timeout=30)
+    return httpx.post(f"{url}/gradio_api/queue/join", json=body, verify=LOOPBACK_TLS, timeout=30)
 
 
 def tracebacks(server: Server) -> int:
@@ -73,7 +73,7 @@ def tracebacks(server: Server) -> int:
 
 
 def test_server_paths_are_refused_alike_in_every_form_and_handler(server: Server):
-    passes = Client(server.url, verbose=False).predict(api_name="/forward_passes")
+    passes = gradio_client(server.url).predict(api_name="/forward_passes")
     before = tracebacks(server)
     answers = set()
     for api, inputs in HANDLERS.items():
@@ -93,7 +93,7 @@ def test_server_paths_are_refused_alike_in_every_form_and_handler(server: Server
         call(server.url, "analyze", HANDLERS["analyze"](path))[1]["error"] for path in SERVER_PATHS
     }  # bare strings
     assert plain == answers
-    assert Client(server.url, verbose=False).predict(api_name="/forward_passes") == passes  # nothing ran
+    assert gradio_client(server.url).predict(api_name="/forward_passes") == passes  # nothing ran
     assert tracebacks(server) == before and "refused" in server.log.read_text()
 
 
@@ -183,7 +183,7 @@ def test_the_pixel_budget_refuses_a_zip_of_huge_images_before_decoding(server: S
 
 
 def test_hostile_model_names_get_short_clear_messages(server: Server, sample_photo: Path):
-    client = Client(server.url, verbose=False)
+    client = gradio_client(server.url)
     photo = handle_file(str(sample_photo))
     with pytest.raises(AppError) as info:
         client.predict(photo, ["x" * 10_000], "random", api_name="/analyze")
@@ -217,7 +217,7 @@ def long_request(server: Server, session: str) -> Iterator[None]:
     inputs[1] = ["resnet50"]
     assert join(server.url, "dataset_curves", inputs, session).status_code == 200
     with httpx.stream(
-        "GET", f"{server.url}/gradio_api/queue/data", params={"session_hash": session}, timeout=120
+        "GET", f"{server.url}/gradio_api/queue/data", params={"session_hash": session}, timeout=120, verify=LOOPBACK_TLS
     ) as stream:
         for line in stream.iter_lines():
             if '"progress"' in line and "of 320 images" in line:
@@ -242,7 +242,7 @@ def test_one_visitor_cannot_fill_the_queue(server: Server, sample_photo: Path):
 
 
 def test_work_stops_when_the_client_hangs_up(server: Server):
-    client = Client(server.url, verbose=False)
+    client = gradio_client(server.url)
     start, stops = idle_passes(client), server.log.read_text().count("the rest of an abandoned request")
     with long_request(server, "hangs-up"):
         pass

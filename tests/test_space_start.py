@@ -8,9 +8,10 @@ import re
 import sys
 from pathlib import Path
 
-from gradio_client import Client, handle_file
+from gradio_client import handle_file
 
 from tests.conftest import OUTPUT, ROOT, free_port, running
+from tests.helpers.gradio_http import gradio_client
 from tests.zero_gpu_standin import as_space_user, space_settings
 
 ZERO_GPU_TORCH = ((2, 8), (2, 11))  # the PyTorch releases ZeroGPU runs (hub-docs spaces-zerogpu.md)
@@ -47,7 +48,7 @@ def test_without_zero_gpu_app_py_serves_as_a_cpu_space(sample_photo: Path):
     settings = space_settings(port)
     command = as_space_user([sys.executable, str(ROOT / "app.py")], settings["HOME"])
     with running(command, f"http://127.0.0.1:{port}", "", OUTPUT / "cpu-space.log", settings) as server:
-        client = Client(server.url, verbose=False)
+        client = gradio_client(server.url)
         out = client.predict(handle_file(str(sample_photo)), ["vit_cifar"], "random", api_name="/analyze")
         assert out["device"] == "cpu" and out["models"][0]["name"] == "vit_cifar"
 

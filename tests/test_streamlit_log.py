@@ -7,11 +7,12 @@ import re
 from pathlib import Path
 
 import pytest
-from gradio_client import Client, handle_file
+from gradio_client import handle_file
 from gradio_client.exceptions import AppError
 from playwright.sync_api import expect
 
 from tests.conftest import Server, streamlit_settled
+from tests.helpers.gradio_http import gradio_client
 
 TIMEOUT_MS = 300_000
 NAME = "n" * 100 + ".png"  # a user's string: at most 60 characters of it in a message or a log line
@@ -32,7 +33,7 @@ def test_a_refused_upload_is_one_line_laid_out_as_gradios(page, streamlit: Serve
     bad = tmp_path / NAME
     bad.write_text("not an image")
     with pytest.raises(AppError, match="not an image"):  # the same file refused by the Gradio server's photo input
-        Client(server.url, verbose=False).predict(
+        gradio_client(server.url).predict(
             handle_file(str(bad)), ["vit_cifar"], "random", "inferno", 0.6, True, api_name="/run"
         )
     (gradio,) = refusals(server.log)

@@ -24,7 +24,7 @@ from app.server.visitors import Proxies, networks
 from app.tabs.compare import CompareTab, Look
 from tests.conftest import Server, gradio_server
 from tests.helpers.files import png_bytes
-from tests.helpers.gradio_http import fn_indices
+from tests.helpers.gradio_http import LOOPBACK_TLS, fn_indices, gradio_client
 
 PER_MINUTE_MB, FOLDER_MB = 2, 6
 PHOTO = png_bytes(7, (500, 500))  # about 0.7 MB: two fit a visitor's minute, a third does not
@@ -51,7 +51,7 @@ def server(output_dir: Path, folder: Path) -> Iterator[Server]:
 def send(server: Server, data: bytes, peer: str, forwarded: str | None = None) -> httpx.Response:
     """An upload from loopback address `peer`, with an X-Forwarded-For header when given."""
     headers = {"x-forwarded-for": forwarded} if forwarded else {}
-    with httpx.Client(transport=httpx.HTTPTransport(local_address=peer), timeout=60) as client:
+    with httpx.Client(transport=httpx.HTTPTransport(local_address=peer, verify=LOOPBACK_TLS), timeout=60) as client:
         return client.post(f"{server.url}/gradio_api/upload", files={"files": ("p.png", data)}, headers=headers)
 
 
@@ -104,13 +104,17 @@ def test_a_closed_pages_uploads_and_exports_are_deleted_with_it(output_dir: Path
         session = "closing-page"
         own = BytesIO()
         Image.open(sample_photo).save(own, "PNG")  # the visitor's own photo (a sample's bytes are kept: see below)
-        path = httpx.post(f"{server.url}/gradio_api/upload", files={"files": ("cat.png", own.getvalue())})
+        path = httpx.post(
+            f"{server.url}/gradio_api/upload", files={"files": ("cat.png", own.getvalue())}, verify=LOOPBACK_TLS
+        )
         photo = {"path": path.json()[0], "meta": {"_type": "gradio.FileData"}, "orig_name": "cat.png"}
         assert Path(photo["path"]).is_file()
         closed = threading.Event()
 
         def heartbeat() -> None:  # the page's open connection: closing it is closing the page
-            with httpx.stream("GET", f"{server.url}/gradio_api/heartbeat/{session}", timeout=60) as stream:
+            with httpx.stream(
+                "GET", f"{server.url}/gradio_api/heartbeat/{session}", verify=LOOPBACK_TLS, timeout=60
+            ) as stream:
                 for _ in stream.iter_lines():
                     if closed.is_set():
                         return
@@ -124,7 +128,10 @@ def test_a_closed_pages_uploads_and_exports_are_deleted_with_it(output_dir: Path
             "event_data": None,
             "trigger_id": None,
         }
-        assert httpx.post(f"{server.url}/gradio_api/queue/join", json=body, timeout=30).status_code == 200
+        assert (
+            httpx.post(f"{server.url}/gradio_api/queue/join", json=body, verify=LOOPBACK_TLS, timeout=30).status_code
+            == 200
+        )
         export = tmp_path / f"{exports_prefix(session)}x1" / "fig9-variance.png"  # where its export would be
         other = tmp_path / f"{exports_prefix('another-page')}x2" / "fig9-variance.png"
         for path in (export, other):
@@ -150,11 +157,11 @@ def test_a_plain_analysis_goes_between_the_batches_of_another_visitors_long_job(
 ):
     """A teacher averages the AlterNet tab over 1,000 test images or recomputes a Paper figure; a student's plain
     analysis, asked once that has begun, is answered while it still runs (it waits for a batch, not for the job)."""
-    from gradio_client import Client, handle_file
+    from gradio_client import handle_file
 
     api, args = long_job
-    teacher = Client(server.url, headers={"x-forwarded-for": "198.51.100.60"}, verbose=False)
-    student = Client(server.url, headers={"x-forwarded-for": "198.51.100.61"}, verbose=False)
+    teacher = gradio_client(server.url, headers={"x-forwarded-for": "198.51.100.60"})
+    student = gradio_client(server.url, headers={"x-forwarded-for": "198.51.100.61"})
     job = teacher.submit(*args, api_name=api)
     deadline = time.monotonic() + 300
     while job.status().code.name != "PROGRESS":  # its first batches are computing

@@ -18,6 +18,7 @@ from gradio_client.exceptions import AppError
 from app.server import gpu_cost
 from app.server.zero_gpu import NOTICE, ON_CPU
 from tests.conftest import OUTPUT, ROOT, Server, free_port, running
+from tests.helpers.gradio_http import gradio_client
 from tests.zero_gpu_standin import DeviceApi, as_space_user, space_settings
 
 CIFAR = ["preact_resnet", "vit_cifar"]
@@ -44,7 +45,7 @@ def space(device_api: DeviceApi) -> Iterator[Server]:
 
 def visitor(space: Server, address: str = "203.0.113.7") -> Client:
     """A page session of a visitor at `address` (as the Space's proxy tells it)."""
-    return Client(space.url, verbose=False, headers={"X-Forwarded-For": address})
+    return gradio_client(space.url, headers={"X-Forwarded-For": address})
 
 
 def analyze(client: Client, photo: Path, models: list[str] = CIFAR, *extra) -> dict:

@@ -18,13 +18,14 @@ from PIL import Image
 
 from bench.repeated_zip import one_copy_named
 from engine.data.zip_images import shared_entries
+from tests.helpers.gradio_http import gradio_client
 
 MODELS = ["vit_cifar", "preact_resnet"]
 
 
 @pytest.fixture(scope="module")
 def zip_client(budget_server) -> Client:  # tests/conftest.py's server with a request budget
-    return Client(budget_server[0].url, verbose=False)
+    return gradio_client(budget_server[0].url)
 
 
 def png(seed: int) -> bytes:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from gradio_client import Client, handle_file
+from gradio_client import handle_file
 from streamlit.testing.v1 import AppTest
 
 from app.backend.service import Service
@@ -31,9 +31,8 @@ from engine.paper.verdicts import figure_verdicts
 from engine.results import AttentionLayer, AttentionResult
 from tests.conftest import ROOT, streamlit_settled, streamlit_upload
 from tests.helpers.claims import KINDS, result
-from tests.helpers.pages import analyze_resnet_and_vit
-
-MODELS = ["resnet50", "vit_tiny_patch16_224"]
+from tests.helpers.gradio_http import gradio_client
+from tests.helpers.pages import CIFAR, analyze_here
 
 
 def test_the_compare_tabs_counts_end_in_the_tours_verdict():
@@ -232,13 +231,13 @@ def test_step_names_and_numbers_both_address_a_step():
 
 
 def test_gradio_tour_deep_link_walk_and_handout(page, server_url: str, sample_photo: Path, output_dir: Path):
-    client = Client(server_url, verbose=False)
+    client = gradio_client(server_url)
     page.goto(f"{server_url}/?step=variance")
     progress = page.locator("#tour-progress")
     progress.get_by_text("Step 4 of 8").wait_for(timeout=120_000)  # the deep link opened the tour at step 4
     assert "Analyze a photo in the Compare tab first" in page.locator("#tour-verdict").inner_text()
     page.get_by_role("tab", name="Compare models").click()
-    analyze_resnet_and_vit(page, sample_photo, 300_000)
+    analyze_here(page, sample_photo)  # the trained CIFAR models, as offline
     page.get_by_role("tab", name="Guided tour").click()
     progress.get_by_text("Step 4 of 8").wait_for(timeout=120_000)
     for number in (3, 2, 1):  # one step per click, each shown before the next
@@ -252,7 +251,7 @@ def test_gradio_tour_deep_link_walk_and_handout(page, server_url: str, sample_ph
         if number < 8:
             page.locator("#tour-next").click()
     assert page.locator("#tour-next").is_disabled()
-    client.predict(handle_file(str(sample_photo)), MODELS, "random", "inferno", 0.6, True, api_name="/run")
+    client.predict(handle_file(str(sample_photo)), list(CIFAR), "auto", "inferno", 0.6, True, api_name="/run")
     with zipfile.ZipFile(client.predict(sample_photo.name, api_name="/tour_export")) as archive:  # the photo shown
         html = archive.read("tour.html").decode()
         assert html.count("<section>") == 8 and "Step 3 of 8" in html and "figures/tour-variance.png" in html

@@ -37,6 +37,17 @@ def press_analyze(page) -> None:
     analyzed(page)
 
 
+def analyze_here(page, photo: Path, models: tuple[str, ...] = CIFAR, timeout_ms: int = TIMEOUT_MS) -> None:
+    """On the Gradio page as it is (its tab and tour step kept): exactly `models` checked, `photo` uploaded, Analyze
+    pressed, and the variance plot (Fig 9) waited for."""
+    for box in page.locator("#models input[type=checkbox]").all():
+        box.set_checked(box.get_attribute("name") in models)
+    page.locator("#image-input input[type=file]").set_input_files(str(photo))
+    page.locator("#image-input img").first.wait_for()
+    page.get_by_role("button", name=LABEL.analyze).click()
+    page.locator("#variance .js-plotly-plot").wait_for(timeout=timeout_ms)
+
+
 def analyze_resnet_and_vit(page, photo: Path, timeout_ms: int) -> None:
     """On the Gradio page: `photo` uploaded, ResNet-50 and ViT-Ti/16 with seeded random weights checked in place of
     the CIFAR-10 models checked offline, Analyze pressed, and the variance plot (Fig 9) waited for."""

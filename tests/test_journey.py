@@ -124,19 +124,26 @@ class Front:
 
     def analyses(self) -> Callable[[], int]:
         """A counter of the analyses run from now on, as the page shows them: how often the progress line
-        "Running ResNet-50" (the first model's) has appeared."""
+        "Running ResNet-50" (the first model's) has appeared, or how often the line that says an analysis ended
+        ("Analyzed 2 models on coffee.jpg in 1.3 s.") has changed, whichever is more (a loaded browser can draw an
+        analysis's end without ever drawing its progress)."""
         self.page.evaluate(
-            """(line) => { window.__analyses = 0; window.__shown = false; const shown = """
+            """(line) => { const shown = """
             + SHOWN_TEXT
             + """;
+            const ENDED = /Analyzed \\d+ models? on .+? in [\\d.]+ s/g;
+            const ended = () => [...shown().matchAll(ENDED)].map((m) => m[0]).pop();
+            window.__running = 0; window.__shown = false; window.__ended = 0; window.__last = ended();
             new MutationObserver(() => {
                 const now = shown().includes(line);
-                if (now && !window.__shown) window.__analyses += 1;
+                if (now && !window.__shown) window.__running += 1;
                 window.__shown = now;
+                const last = ended();
+                if (last && last !== window.__last) { window.__ended += 1; window.__last = last; }
             }).observe(document.body, {subtree: true, childList: true, characterData: true}); }""",
             f"Running {RESNET}",
         )
-        return lambda: self.page.evaluate("() => window.__analyses")
+        return lambda: self.page.evaluate("() => Math.max(window.__running, window.__ended)")
 
     def map_image(self, i: int) -> Locator:
         raise NotImplementedError

@@ -16,17 +16,18 @@ from app.exports import export
 from app.exports.export_browser import ExportBrowser, ExportError, browser_path
 
 
-def browser_processes() -> int:
-    """How many of this process's descendants are a Chromium (the export browser), not counting those of the
-    servers it started."""
-    found, todo = 0, [os.getpid()]
+def browser_processes() -> set[int]:
+    """This process's descendants that are a Chromium (an export browser), not counting those of the servers it
+    started."""
+    found, todo = set(), [os.getpid()]
     while todo:
         pid = todo.pop()
         try:
             command = Path(f"/proc/{pid}/cmdline").read_bytes()
             if pid != os.getpid() and (b"app.gradio_app" in command or b"streamlit" in command):
                 continue
-            found += "chrom" in Path(f"/proc/{pid}/comm").read_text()
+            if "chrom" in Path(f"/proc/{pid}/comm").read_text():
+                found.add(pid)
             for task in Path(f"/proc/{pid}/task").iterdir():
                 todo += [int(child) for child in (task / "children").read_text().split()]
         except (FileNotFoundError, ProcessLookupError):
@@ -50,12 +51,14 @@ def test_the_export_browser_closes_when_idle_and_opens_again(monkeypatch) -> Non
     and the next export starts it again."""
     monkeypatch.setattr(export, "EXPORTS", ExportBrowser(idle=1.0))
     figure = titled_figure("idle")
+    before = browser_processes()  # not this one: the process's own EXPORTS, up a minute after an earlier test's export
     assert export.images_of([figure], "svg")[0].startswith(b"<svg")
-    assert browser_processes() > 0
+    started = browser_processes() - before
+    assert started
     deadline = time.monotonic() + 30
-    while browser_processes() and time.monotonic() < deadline:
+    while started & browser_processes() and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert browser_processes() == 0, "the export browser still runs after 30 s without an export"
+    assert not started & browser_processes(), "the export browser still runs after 30 s without an export"
     assert export.images_of([figure], "png")[0].startswith(b"\x89PNG")
 
 

@@ -21,6 +21,11 @@ def open_page(page, server_url: str, photo: Path, models: tuple[str, ...] = CIFA
     """The page with `photo` uploaded and exactly `models` (registry names) checked."""
     page.goto(server_url)
     page.get_by_role("button", name=LABEL.analyze).wait_for()
+    choose(page, photo, models)
+
+
+def choose(page, photo: Path, models: tuple[str, ...]) -> None:
+    """On the Gradio page as it is: exactly `models` checked, `photo` uploaded and previewed."""
     for box in page.locator("#models input[type=checkbox]").all():
         box.set_checked(box.get_attribute("name") in models)
     page.locator("#image-input input[type=file]").set_input_files(str(photo))
@@ -40,10 +45,7 @@ def press_analyze(page) -> None:
 def analyze_here(page, photo: Path, models: tuple[str, ...] = CIFAR, timeout_ms: int = TIMEOUT_MS) -> None:
     """On the Gradio page as it is (its tab and tour step kept): exactly `models` checked, `photo` uploaded, Analyze
     pressed, and the variance plot (Fig 9) waited for."""
-    for box in page.locator("#models input[type=checkbox]").all():
-        box.set_checked(box.get_attribute("name") in models)
-    page.locator("#image-input input[type=file]").set_input_files(str(photo))
-    page.locator("#image-input img").first.wait_for()
+    choose(page, photo, models)
     page.get_by_role("button", name=LABEL.analyze).click()
     page.locator("#variance .js-plotly-plot").wait_for(timeout=timeout_ms)
 

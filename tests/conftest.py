@@ -256,10 +256,14 @@ def page():
         browser.close()
 
 
+FOCUSED_ELEMENT = "() => { const e = document.activeElement; return e ? e.outerHTML.slice(0, 300) : null; }"
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item, call):
     """A browser test that fails leaves what its page showed: test-output/failed-<test>.png, and the page's
-    address and last lines of text in the report (a failure on a loaded CI machine can then be read)."""
+    address, the element with focus and the last lines of text in the report (a failure on a loaded CI machine can
+    then be read)."""
     report = yield
     page = item.funcargs.get("page") if hasattr(item, "funcargs") else None
     if report.when == "call" and report.failed and page is not None:
@@ -267,7 +271,8 @@ def pytest_runtest_makereport(item, call):
             OUTPUT.mkdir(exist_ok=True)
             page.screenshot(path=str(OUTPUT / f"failed-{item.name}.png"), full_page=True, timeout=30_000)
             text = page.locator("body").inner_text(timeout=10_000)
-            report.sections.append(("page at failure", f"{page.url}\n{text[-3000:]}"))
+            focused = page.evaluate(FOCUSED_ELEMENT)
+            report.sections.append(("page at failure", f"{page.url}\nfocus on: {focused}\n{text[-3000:]}"))
         except Exception as error:  # the page itself may be what broke
             report.sections.append(("page at failure", f"not captured: {error}"))
     return report

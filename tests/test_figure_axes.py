@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import math
 
+import plotly.io as pio
+
 from app.views import figures
 from tests.helpers.claims import KINDS, result
 
@@ -28,3 +30,11 @@ def test_one_to_three_decades_get_1_2_5_with_their_values():
 def test_many_decades_get_the_powers_of_ten():
     values, text, _ = ticks([1e-3, 1e-2, 1e-1, 1, 10, 100, 1000])
     assert all(math.log10(v).is_integer() for v in values) and "0.001" in text and "1e+03" in text
+
+
+def test_every_figure_has_the_white_template():
+    """Set once as plotly's default (app/views/figures.py), not named per figure: each figure still carries it."""
+    white = pio.templates["plotly_white"].to_plotly_json()
+    shown = [result(KINDS, [1, 2, 3, 4, 5, 6, 7], [0] * 7)]
+    for fig in (figures.variance(shown, log_y=True), figures.fourier_spectrum(shown[0]), figures.high_frequency(shown)):
+        assert fig.to_plotly_json()["layout"]["template"] == white

@@ -118,7 +118,7 @@ def main() -> None:
     logging.getLogger("vit_explorer").info("X-Forwarded-For is believed from: %s", trusted)
     explorer = build()
     threading.Thread(target=explorer.sweep, daemon=True, name="sweep").start()
-    explorer.demo.queue(max_size=QUEUE_SIZE, default_concurrency_limit=CONCURRENCY).launch(
+    internals.calm(explorer.demo.queue(max_size=QUEUE_SIZE, default_concurrency_limit=CONCURRENCY)).launch(
         server_name=args.host,
         server_port=args.port,
         css=CSS,

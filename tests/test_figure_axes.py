@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 
 import plotly.io as pio
+import pytest
 
 from app.views import figures
 from tests.helpers.claims import KINDS, result
@@ -32,8 +33,11 @@ def test_many_decades_get_the_powers_of_ten():
     assert all(math.log10(v).is_integer() for v in values) and "0.001" in text and "1e+03" in text
 
 
-def test_every_figure_has_the_white_template():
-    """Set once as plotly's default (app/views/figures.py), not named per figure: each figure still carries it."""
+@pytest.mark.parametrize("default_before", ["plotly_white", "plotly"])  # "plotly": as another library sets its own
+def test_every_figure_has_the_white_template(default_before, monkeypatch):
+    """Plotly's default (app/views/figures.py), not named per figure: each figure still carries it, even after
+    another library (Streamlit, on import) made its own template the default."""
+    monkeypatch.setattr(pio.templates, "default", default_before)
     white = pio.templates["plotly_white"].to_plotly_json()
     shown = [result(KINDS, [1, 2, 3, 4, 5, 6, 7], [0] * 7)]
     for fig in (figures.variance(shown, log_y=True), figures.fourier_spectrum(shown[0]), figures.high_frequency(shown)):

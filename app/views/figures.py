@@ -44,8 +44,10 @@ HEIGHT = 380
 TITLE_CHARS = 36  # a title line that fits a column a quarter of a laptop screen wide (14 px type), or a phone
 
 # Every figure's template, which plotly gives each new figure: named on a figure, a template is validated again
-# (about 40 ms a figure, most of the time a compare page's figures took to make); as the default, once
-pio.templates.default = "plotly_white"
+# (about 40 ms a figure, most of the time a compare page's figures took to make); as the default, once. Streamlit
+# sets its own default when it is imported: `layout` sets ours back (and on the figure in hand) if so.
+TEMPLATE = "plotly_white"
+pio.templates.default = TEMPLATE
 
 
 def model_name(result: ModelResult) -> str:
@@ -99,7 +101,10 @@ def layout(
 ) -> go.Figure:
     """The app's look: small left title, framed axes (none when `x_title` is None, for a polar plot), legend below
     the plot, plotly's toolbar upright at the right (over no title, even on a phone); the white template is plotly's
-    default (set above)."""
+    default (TEMPLATE)."""
+    if pio.templates.default != TEMPLATE:  # another library set its own since
+        pio.templates.default = TEMPLATE
+        fig.update_layout(template=TEMPLATE)
     fig.update_layout(
         title={"text": title, "x": 0.01, "font": {"size": 14}},
         height=height,

@@ -6,9 +6,12 @@ reaches into a framework."""
 from __future__ import annotations
 
 import contextvars
+import inspect
 import re
 
+import gradio as gr
 import pytest
+from gradio.queueing import Queue
 
 from app.exports import export_browser
 from app.server import gradio_adapter as gradio_internals
@@ -22,8 +25,8 @@ ADAPTERS = {
     "app/exports/export_browser.py",
 }
 INTERNALS = re.compile(
-    r"LocalContext|\b_queue\b|state_holder|event_queue_per_concurrency_id|active_jobs|\.fns\b|get_upload_folder|sleep_when_free"
-    r"|script_run_ctx|script_requests|_rerun_data|uploaded_file_mgr|media_file_mgr|file_storage|is_active_session"
+    r"LocalContext|\b_queue\b|state_holder|event_queue_per_concurrency_id|active_jobs|\.fns\b|get_upload_folder"
+    r"|sleep_when_free|script_run_ctx|script_requests|_rerun_data|uploaded_file_mgr|media_file_mgr|file_storage|is_active_session"
     r"|from (gradio|streamlit)\.\w|import (gradio|streamlit)\.\w|streamlit import (config|runtime)|^import spaces"
     r"|^from (kaleido|choreographer) import|calc_fig",
     re.M,
@@ -64,11 +67,6 @@ def test_the_guard_learns_a_queued_events_visitor_and_abandonment_from_the_gradi
 
 def test_the_gradio_queue_looks_for_work_as_the_adapter_says():
     """Gradio's queue sleeps on the two attributes `calm` sets (bench/idle_server.py measures what they save)."""
-    import inspect
-
-    import gradio as gr
-    from gradio.queueing import Queue
-
     queue = gradio_internals.queue_of(gradio_internals.calm(gr.Blocks().queue()))
     assert (queue.sleep_when_free, queue.progress_update_sleep_when_free) == (
         gradio_internals.QUEUE_LOOK_S,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import signal
 import socket
@@ -45,6 +46,18 @@ def pytest_configure(config: pytest.Config) -> None:
         # files whose Gradio servers compute most took 247 s and 436 CPU-s with two threads a server, 224 s and 373
         # CPU-s with one
         os.environ.setdefault("OMP_NUM_THREADS", str(share))
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """What collection imported (torch, timm, Gradio, Streamlit: some million objects) is kept out of the garbage
+    collector's sweeps, which otherwise walk it again at every full collection during the tests."""
+    gc.freeze()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """pytest ends a process with five full garbage collections over everything the tests left (about 2 s a process
+    here): frozen now, they are over at once."""
+    gc.freeze()
 
 
 @pytest.fixture(scope="module")

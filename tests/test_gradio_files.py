@@ -26,7 +26,7 @@ def test_an_image_written_by_two_visitors_at_once_is_only_ever_read_whole(tmp_pa
     done, short = threading.Event(), []
 
     def visitor() -> None:
-        for _ in range(40):
+        for _ in range(12):  # each write about 50 ms, read back a few hundred times by the page meanwhile
             processing_utils.save_img_array_to_cache(image, str(tmp_path))
             path.unlink(missing_ok=True)  # as if new, so that the next visitor writes it again
 

@@ -4,6 +4,7 @@ tab logic and views import no front end."""
 from __future__ import annotations
 
 import ast
+from functools import cache
 from pathlib import Path
 
 from tests.conftest import ROOT
@@ -16,7 +17,8 @@ def module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def imports(path: Path) -> set[str]:
+@cache  # each test reads the same files: parsed once a run
+def imports(path: Path) -> frozenset[str]:
     """Absolute names of the modules `path` imports (relative imports resolved), at any depth of the file."""
     package = module_name(path).split(".")
     if path.name != "__init__.py":
@@ -31,7 +33,7 @@ def imports(path: Path) -> set[str]:
             if node.module:  # `from . import checkpoint` imports the module, not its package's face
                 found.add(module)
             found |= {f"{module}.{alias.name}" for alias in node.names}
-    return found
+    return frozenset(found)
 
 
 def graph(folder: str) -> dict[str, set[str]]:

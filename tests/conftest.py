@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import gc
 import os
 import signal
@@ -9,6 +10,7 @@ import socket
 import subprocess
 import sys
 import time
+import types
 import urllib.request
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
@@ -324,14 +326,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Every test marked by what it starts, so that `pytest -m "not browser and not server"` runs the page-model,
     engine and rule tests alone: `browser` (a real Chromium), `server` (a real server or another process),
     `slow` (Streamlit's AppTest runs the whole page script)."""
-    import inspect
-
     for item in items:
         fixtures = set(getattr(item, "fixturenames", ()))
-        try:
-            source = inspect.getsource(item.function)
-        except (OSError, TypeError, AttributeError):
-            source = ""
+        function = getattr(item, "function", None)
+        source = _source(function) if isinstance(function, types.FunctionType) else ""
         if fixtures & BROWSER_FIXTURES or any(call in source for call in BROWSER_CALLS):
             item.add_marker(pytest.mark.browser)
         if fixtures & SERVER_FIXTURES or any(call in source for call in SERVER_CALLS):
@@ -348,12 +346,16 @@ def _globals_used(item: pytest.Item) -> tuple[str, ...]:
 def _runs_app_test(module, name: str) -> bool:
     """Whether `name` in the test's module is a helper that runs the page script in AppTest (test_streamlit's
     analyzed(), opened())."""
+    helper = getattr(module, name, None)
+    return isinstance(helper, types.FunctionType) and "AppTest.from_file" in _source(helper)
+
+
+@functools.cache  # a test's parameters and the helpers many tests call: each read once
+def _source(function: types.FunctionType) -> str:
+    """A function's source, or "" where it cannot be read."""
     import inspect
 
-    helper = getattr(module, name, None)
-    if not inspect.isfunction(helper):
-        return False
     try:
-        return "AppTest.from_file" in inspect.getsource(helper)
+        return inspect.getsource(function)
     except (OSError, TypeError):
-        return False
+        return ""

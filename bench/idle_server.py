@@ -21,24 +21,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.cpu_by_test import tree_cpu  # noqa: E402
 from bench.server import free_port, gradio_server  # noqa: E402
-
-TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def tree_cpu_seconds(pid: int) -> float:
-    """User and system CPU seconds of process `pid` and its living descendants."""
-    total, todo = 0.0, [pid]
-    while todo:
-        current = todo.pop()
-        try:
-            fields = Path(f"/proc/{current}/stat").read_text().rsplit(")", 1)[1].split()
-            total += (int(fields[11]) + int(fields[12])) / TICKS
-            for task in Path(f"/proc/{current}/task").iterdir():
-                todo += [int(c) for c in (task / "children").read_text().split()]
-        except (FileNotFoundError, ProcessLookupError):
-            continue
-    return total
 
 
 def main() -> None:
@@ -47,9 +31,9 @@ def main() -> None:
     args = parser.parse_args()
     with gradio_server(free_port()) as server:
         time.sleep(10)
-        start, wall = tree_cpu_seconds(server.pid), time.monotonic()
+        start, wall = sum(tree_cpu(server.pid).values()), time.monotonic()
         time.sleep(args.seconds)
-        used, wall = tree_cpu_seconds(server.pid) - start, time.monotonic() - wall
+        used, wall = sum(tree_cpu(server.pid).values()) - start, time.monotonic() - wall
     cpu = platform.processor() or platform.machine()
     print(f"{datetime.now(timezone.utc):%Y-%m-%d} · {cpu} · {os.cpu_count()} cores · load {os.getloadavg()[0]:.2f}")
     print(f"idle Gradio server: {used:.2f} CPU-s in {wall:.0f} s = {100 * used / wall:.1f}% of one core")

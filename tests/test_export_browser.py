@@ -85,7 +85,8 @@ def test_a_browser_that_does_not_start_is_an_error_not_a_wait(monkeypatch, tmp_p
     started = time.monotonic()
     with pytest.raises(ExportError, match="did not start"), exports.open():
         pass
-    assert time.monotonic() - started < 60
+    # the 3 s start and no more: a browser that never opened is ended at once, not asked to close (that waited 15 s)
+    assert time.monotonic() - started < 15
     assert not exports.running
     assert subprocess.run(["pgrep", "-f", str(broken)], capture_output=True).returncode == 1, "the browser was left"
     monkeypatch.delenv("BROWSER_PATH")

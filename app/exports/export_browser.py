@@ -203,23 +203,27 @@ class ExportBrowser:
         except Exception as exc:
             opening.cancel()
             self._loop, self._thread, self._kaleido = loop, thread, kaleido
-            self._stop()  # the browser process it started, if any, with it
+            self._stop(polite=False)  # the browser process it started, if any, with it: it never answered
             why = f"it did not open within {self.start_s:.0f} s" if isinstance(exc, FutureTimeout) else exc
             raise ExportError(f"the export browser did not start ({why}); try again") from None
         self._loop, self._thread, self._kaleido = loop, thread, kaleido
 
-    def _stop(self) -> None:
-        """Close the browser and its thread, whatever state they are in; under the lock."""
+    def _stop(self, polite: bool = True) -> None:
+        """Close the browser and its thread, whatever state they are in; under the lock. A browser that never
+        opened is not asked to close (it would not answer for CLOSE_S): its process is ended at once."""
         loop, thread, kaleido = self._loop, self._thread, self._kaleido
         self._loop = self._thread = self._kaleido = None
         self._broken = False
         if loop is None:
             return
-        if kaleido is not None:
+        process = getattr(kaleido, "subprocess", None)
+        if not polite:
+            if process is not None:
+                _end(process)  # choreographer's wrapper leads its own session, the browser in it
+        elif kaleido is not None:
             try:
                 asyncio.run_coroutine_threadsafe(kaleido.close(), loop).result(timeout=CLOSE_S)
             except Exception:  # noqa: BLE001 -- a browser that will not close is ended with its process
-                process = getattr(kaleido, "subprocess", None)
                 if process is not None:
                     process.terminate()  # choreographer's wrapper ends the browser it runs, then itself
                     try:

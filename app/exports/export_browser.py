@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import logging
 import os
 import shutil
 import signal
@@ -46,6 +47,26 @@ USED = (
     (Kaleido, "close"),
     (Browser, "subprocess"),  # the browser's process, ended when it will not close
 )
+
+
+GOODBYE = "{bye}"  # what choreographer's wrapper writes on the browser's pipe as the browser closes
+PIPE_LOGGER = "choreographer.channels.pipe"
+
+
+class CloseIsNoFault(logging.Filter):
+    """Drops choreographer's log record of the browser's goodbye. Read together with the last answers, `{bye}` is
+    taken for a message that is not JSON and logged as an error with a traceback ("JSONError decoding message.
+    Ignoring"): it is the close handshake, not a fault, and a server's log keeps its tracebacks for faults. Any
+    other message that cannot be read is still logged."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        return getattr(getattr(error, "__cause__", None), "doc", "").strip() != GOODBYE
+
+
+logging.getLogger(PIPE_LOGGER).addFilter(CloseIsNoFault())
+for _chatty in ("choreographer", "kaleido", "logistro"):  # a line for every temporary folder removed: not the server's
+    logging.getLogger(_chatty).setLevel(logging.WARNING)
 
 
 def missing() -> list[str]:

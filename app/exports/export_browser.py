@@ -65,8 +65,6 @@ class CloseIsNoFault(logging.Filter):
 
 
 logging.getLogger(PIPE_LOGGER).addFilter(CloseIsNoFault())
-for _chatty in ("choreographer", "kaleido", "logistro"):  # a line for every temporary folder removed: not the server's
-    logging.getLogger(_chatty).setLevel(logging.WARNING)
 
 
 def missing() -> list[str]:

@@ -18,6 +18,7 @@ from typing import Callable, ClassVar
 
 import pytest
 from axe_playwright_python.sync_playwright import Axe
+from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import Locator, Page, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
@@ -464,7 +465,7 @@ class Streamlit(Front):
                 self.page.get_by_role("option").first.click(timeout=10_000)
                 expect(picker.get_by_role("button", name=re.compile("^Remove "))).not_to_have_count(0)
                 break
-            except (PlaywrightTimeout, AssertionError):
+            except (PlaywrightError, AssertionError):  # a timeout, or the box drawn anew: detached
                 box.fill("")
                 self.page.keyboard.press("Escape")
         else:

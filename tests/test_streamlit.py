@@ -19,7 +19,7 @@ from app.views.texts import LABEL
 from engine.models.registry import get_spec
 from tests.conftest import streamlit_settled, streamlit_upload
 from tests.helpers.files import patch_member, png_bytes, write_photos_zip
-from tests.helpers.pages import streamlit_open
+from tests.helpers.pages import streamlit_pick
 from tests.helpers.streamlit_apptest import SCRIPT, TIMEOUT_S, ckey
 
 pytestmark = pytest.mark.usefixtures("offline")  # the hub unreachable, as on CI (tests/conftest.py)
@@ -150,9 +150,7 @@ def test_streamlit_server_in_the_browser(page, streamlit_url: str, sample_photo:
     # a slow map (Occlusion of ResNet-50, 8 batches) stopped after its first batch: said so, with a way to resume
     page.get_by_role("tab", name="Compare models").click()
     resnet = page.locator("[data-testid=stColumn]").filter(has=page.get_by_role("heading", name="ResNet-50"))
-    streamlit_settled(page)
-    streamlit_open(resnet.get_by_role("combobox", name=LABEL.method))
-    page.get_by_role("option", name="Occlusion", exact=True).click()
+    streamlit_pick(page, resnet.get_by_role("combobox", name=LABEL.method), "Occlusion")
     resnet.get_by_text("Occlusion: 1/").first.wait_for(timeout=TIMEOUT_S * 1000)
     resnet.get_by_role("button", name=LABEL.stop_map).click()
     resnet.get_by_text(LABEL.map_stopped).wait_for(timeout=TIMEOUT_S * 1000)

@@ -15,7 +15,7 @@ from app.backend.service import OFFLINE_MODELS
 from app.views.texts import LABEL
 from engine.models.registry import get_spec
 from tests.conftest import streamlit_settled, streamlit_upload
-from tests.helpers.pages import analyze_resnet_and_vit, gradio_errors, streamlit_open
+from tests.helpers.pages import analyze_resnet_and_vit, gradio_errors, streamlit_pick
 
 MINUTE_MS = 60_000
 ANALYSIS_MS = 10 * MINUTE_MS  # two CPU cores shared with other work: an analysis or a subset run can take minutes
@@ -270,9 +270,7 @@ def test_streamlit_walkthrough(
     for key in ("Home", "ArrowRight", "ArrowRight"):  # 1, 2, 3
         slider.press(key)
     expect(caption).to_contain_text("layer 3/12", timeout=REDRAW_MS)
-    streamlit_settled(page)
-    streamlit_open(head)
-    page.get_by_role("option", name="2", exact=True).click()
+    streamlit_pick(page, head, "2")
     expect(caption).to_contain_text("head 2/3", timeout=REDRAW_MS)
     assert "layer 3/12" in caption.inner_text()
     streamlit_settled(page)

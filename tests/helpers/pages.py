@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import Page, expect
-from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from app.backend.service import OFFLINE_MODELS
 from app.views.texts import LABEL
@@ -88,16 +88,17 @@ def streamlit_open(control) -> None:
 
 def streamlit_pick(page, control, option: str, settle: bool = True) -> None:
     """Choose `option` in a Streamlit select, the page settled first unless `settle` is False (a pick while a slow
-    map runs); a list that a rerun starting just then closed is opened again, twice at most."""
+    map runs); a list that a rerun starting just then closed, or a select it drew anew as it was scrolled to (the
+    old one detached), is opened again, twice at most."""
     choice = page.get_by_role("option", name=option, exact=True)
     for _ in range(3):
         if settle:
             streamlit_settled(page)
-        streamlit_open(control)
         try:
+            streamlit_open(control)
             choice.wait_for(timeout=10_000)
             break
-        except PlaywrightTimeout:
+        except PlaywrightError:  # a timeout is one
             page.keyboard.press("Escape")
     choice.click()
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from pprint import pformat
 from typing import Callable, ClassVar
 
 import pytest
@@ -36,6 +37,7 @@ EXTRA = ["ViT-Ti/16", "ViT-S/16", "DeiT-S"]  # ticked after the first two: the f
 CIFAR = ("airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck")
 PICKED_MAP = "Saliency"
 TABS = ["Compare models", "AlterNet (Section 4)", "Paper figures", "Guided tour"]
+PLOTTED = TABS[:3]  # the tabs that draw plots after an analysis (the tour shows pictures)
 PLOT_NAMES = """() => [...document.querySelectorAll('.js-plotly-plot')].filter((p) => p.offsetParent !== null)
     .map((p) => { const svg = p.querySelector('svg.main-svg');
                   return svg && svg.getAttribute('role') === 'img' ? svg.getAttribute('aria-label') || '' : ''; })"""
@@ -676,11 +678,13 @@ def audit(front: Front, photo: Path) -> None:
     for tab in TABS:
         front.tab(tab)
         front.settle()
+        named(front.page, 0, least=int(tab in PLOTTED))  # its run had begun, if it was not yet at the first look, ...
+        front.settle()  # ... and has ended: Streamlit draws a tab's plots only once it is open
         named(front.page)
         violations = Axe().run(front.page).response["violations"]
         found[tab] = sorted(f"{v['id']}: {v['nodes'][0]['target']}" for v in violations if v["impact"] in SEVERE)
         # a plot drawn again while axe-core ran (Streamlit reruns a fragment) is named 0.2 s later
-        named(front.page, 500)
+        named(front.page, 500, least=int(tab in PLOTTED))
         plots[tab] = front.page.evaluate(PLOT_NAMES)
     front.tab("Compare models")
     front.seen["accessibility"], front.seen["plot names"] = found, plots
@@ -695,14 +699,15 @@ def audit(front: Front, photo: Path) -> None:
     assert "MSA units lowered it in" in fig9, fig9  # what it found, counted, as the page says under it
 
 
-def named(page: Page, quiet_ms: int = 1500) -> None:
-    """Waits until the tab's plots are drawn and named, and have stayed so for `quiet_ms` (the page's script names them
-    0.2 s after the page last changed; a loaded machine draws a tab's plots one after another, seconds apart). A plot
-    still unnamed after 30 s is left for the audit to report."""
+def named(page: Page, quiet_ms: int = 1500, least: int = 0) -> None:
+    """Waits until the tab shows at least `least` plots, drawn and named, and they have stayed so for `quiet_ms` (the
+    page's script names them 0.2 s after the page last changed; a loaded machine draws a tab's plots one after another,
+    seconds apart, and may draw none for seconds after the page's run ended: Streamlit loads its plotly component then).
+    A plot still missing or unnamed after 30 s is left for the audit to report."""
     quiet = f"""() => {{
-        const key = ({PLOT_NAMES})().map((name) => name || '?').join('|'), now = performance.now();
+        const names = ({PLOT_NAMES})(), key = names.map((name) => name || '?').join('|'), now = performance.now();
         if (window.__plots !== key) {{ window.__plots = key; window.__plotsSince = now; }}
-        return !key.split('|').includes('?') && now - window.__plotsSince >= {quiet_ms}; }}"""
+        return names.length >= {least} && !names.includes('') && now - window.__plotsSince >= {quiet_ms}; }}"""
     try:
         page.wait_for_function(quiet, polling=100, timeout=30_000)
     except PlaywrightTimeout:
@@ -829,5 +834,15 @@ def test_both_front_ends_showed_the_same(request, page: Page, sample_photo: Path
     """The same limits, defaults, links and messages in both front ends (the journeys run here if not yet run)."""
     gradio, streamlit = (journey(f, request, page, sample_photo, output_dir, tmp_path) for f in ("gradio", "streamlit"))
     assert set(gradio) == set(streamlit), (sorted(gradio), sorted(streamlit))
-    differ = {what: (gradio[what], streamlit[what]) for what in sorted(gradio) if gradio[what] != streamlit[what]}
-    assert not differ, differ
+    differ = {
+        what: narrowed(gradio[what], streamlit[what]) for what in sorted(gradio) if gradio[what] != streamlit[what]
+    }
+    assert not differ, pformat(differ, width=120)  # a string, shown whole: pytest cuts a long object's repr
+
+
+def narrowed(gradio: object, streamlit: object) -> tuple[object, object]:
+    """Two values seen that differ, each a dict narrowed to the keys whose values differ."""
+    if isinstance(gradio, dict) and isinstance(streamlit, dict):
+        keys = [key for key in {**gradio, **streamlit} if gradio.get(key) != streamlit.get(key)]
+        return {key: gradio.get(key) for key in keys}, {key: streamlit.get(key) for key in keys}
+    return gradio, streamlit

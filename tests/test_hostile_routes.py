@@ -21,7 +21,7 @@ from gradio_client import handle_file
 from app.server.uploads import NOT_UPLOADED
 from tests.conftest import Server, gradio_server
 from tests.helpers.files import png_bytes
-from tests.helpers.gradio_http import LOOPBACK_TLS, fn_indices, gradio_client, rss_mb, upload
+from tests.helpers.gradio_http import LOOPBACK_TLS, fn_indices, gradio_client, rss_mb, steady_rss_mb, upload
 
 PER_ADDRESS, PER_SESSION, BODY_SECONDS, BODY_BUDGET_MB = 4, 3, 6, 20
 ABANDONED = "refused the rest of an abandoned request"
@@ -272,7 +272,7 @@ def answer(connection: socket.socket, seconds: float) -> bytes:
 
 
 def test_stalled_bodies_are_dropped_in_time_and_bounded_in_memory(server: Server):
-    start, count = rss_mb(server.pid), 12
+    start, count = steady_rss_mb(server.pid), 12
     connections = stalled(server, count, 4 * 2**20, 3 * 2**20)  # 48 MB declared, 20 MB let in at once
     started, peak = time.monotonic(), 0.0
     while time.monotonic() - started < BODY_SECONDS - 2:

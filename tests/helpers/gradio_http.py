@@ -4,6 +4,7 @@ through its own route; a gradio_client Client; and the server process's resident
 from __future__ import annotations
 
 import ssl
+import time
 from pathlib import Path
 
 import httpx
@@ -37,3 +38,17 @@ def upload(url: str, name: str, data: bytes) -> dict:
 def rss_mb(pid: int) -> float:
     fields = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines())
     return int(fields["VmRSS"].split()[0]) / 1024
+
+
+def steady_rss_mb(pid: int, within_mb: float = 2, timeout: float = 30) -> float:
+    """The process's memory once it has stayed within `within_mb` for a second (an earlier test's work, stopped,
+    still frees or takes memory for a while: a server was seen 150 MB lighter a few seconds later), `timeout` at most:
+    a baseline for what a test's own requests make it grow by."""
+    deadline, last = time.monotonic() + timeout, rss_mb(pid)
+    while time.monotonic() < deadline:
+        time.sleep(1)
+        now = rss_mb(pid)
+        if abs(now - last) < within_mb:
+            return now
+        last = now
+    return last

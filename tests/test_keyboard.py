@@ -11,11 +11,12 @@ import time
 from pathlib import Path
 
 from playwright.sync_api import Page, expect
-from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from app.views.page_style import FOCUS_WIDTH_PX
 from app.views.texts import LABEL
 from tests.conftest import Server, streamlit_settled
+from tests.helpers.pages import streamlit_settled_twice
 
 ANALYSIS_MS = 15 * 60_000
 PRESSES = 150  # the most Tab presses from one control to the next one wanted
@@ -87,11 +88,9 @@ def focused_tab_opened(page: Page) -> None:
     for _ in range(5):
         try:
             page.wait_for_function(OPENED, timeout=10_000)
-        except PlaywrightTimeoutError:
+        except PlaywrightTimeout:
             pass
-        streamlit_settled(page)
-        page.wait_for_timeout(500)  # a run asked for just now reads as settled until it begins
-        streamlit_settled(page)
+        streamlit_settled_twice(page)
         if page.evaluate(OPENED):
             return
         page.keyboard.press("Enter")

@@ -79,7 +79,8 @@ def test_gradio_walkthrough(page: Page, server_url: str, sample_photo: Path, out
     resnet.get_by_role("combobox", name=LABEL.method).click()
     page.get_by_role("option", name="Occlusion", exact=True).click()
     expect(stop).to_be_visible(timeout=REDRAW_MS)
-    # the map's work begun (its first progress shown): a Stop in the moment before its request starts stops nothing
+    # the map's work begun and the column laid out for it (its first progress shown): a Stop clicked the moment it
+    # showed once stopped nothing, the map drawn in full
     expect(resnet.get_by_text(re.compile(r"Occlusion: \d+/")).first).to_be_visible(timeout=REDRAW_MS)
     stop.click()
     expect(stop).to_be_hidden(timeout=REDRAW_MS)

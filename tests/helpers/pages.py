@@ -64,13 +64,19 @@ def analyze_resnet_and_vit(page, photo: Path, timeout_ms: int) -> None:
     page.locator("#variance .js-plotly-plot").wait_for(timeout=timeout_ms)
 
 
+def streamlit_settled_twice(page) -> None:
+    """The Streamlit page settled, and settled again half a second later: a rerun asked for by a change made just
+    before reads as settled until it begins."""
+    streamlit_settled(page)
+    page.wait_for_timeout(500)
+    streamlit_settled(page)
+
+
 def streamlit_analyze(page, timeout_ms: int) -> None:
     """The Streamlit page's Analyze pressed once the page has settled, and its run waited for (the Compare tab's
     Fourier plots shown). Settled twice, half a second apart: a rerun asked for by the control changed just before
     may not have begun at the first look, and a click on a button its rerun draws again is lost."""
-    streamlit_settled(page)
-    page.wait_for_timeout(500)
-    streamlit_settled(page)
+    streamlit_settled_twice(page)
     analyze = page.get_by_role("button", name="Analyze")
     expect(analyze).to_be_enabled()
     analyze.click()
